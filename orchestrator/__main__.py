@@ -1,0 +1,2 @@
+from orchestrator.cli import main
+main()

@@ -1,0 +1,37 @@
+"""Readable tables for replay and eval results (rich)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def replay_table(results: list[dict[str, Any]], console: Console) -> None:
+    table = Table(show_lines=False)
+    for col in ("case", "expect", "got", "paged at", "signals", "susp", "result"):
+        table.add_column(col)
+    for r in results:
+        got = "page" if r["spiral"] else "quiet"
+        exp = "page" if r["expected_spiral"] else "quiet"
+        at = f"{r['notified_at_min']:g} min" if r["notified_at_min"] is not None else "-"
+        ok = "[green]pass[/]" if r["pass"] else "[red]FAIL[/] " + "; ".join(r["failures"])
+        table.add_row(r["id"], exp, got, at, ", ".join(r["signals"]) or "-", f"{r['suspicion']:g}", ok)
+    console.print(table)
+
+
+def replay_detail(r: dict[str, Any], console: Console) -> None:
+    replay_table([r], console)
+    for line in r["evidence"]:
+        console.print(f"  - {line}")
+    if r["skipped_lines"]:
+        console.print(f"  ({r['skipped_lines']} unreadable log lines skipped)")
+
+
+def eval_summary(summary: dict[str, Any], console: Console) -> None:
+    replay_table(summary["cases"], console)
+    console.print(
+        f"{summary['passed']} passed, {summary['failed']} failed  |  tp {summary['tp']} fp {summary['fp']} "
+        f"tn {summary['tn']} fn {summary['fn']}  |  precision {summary['precision']:.2f} "
+        f"recall {summary['recall']:.2f} fpr {summary['fpr']:.2f}"
+    )

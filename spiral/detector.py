@@ -1,0 +1,142 @@
+"""The spiral detector: fed tool calls and snapshots as they arrive, asked for
+a verdict at a moment. Pure: the caller supplies every timestamp, nothing here
+reads a clock or a file, and a tick costs the same however long the run is.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from spiral import model
+from spiral.model import Snapshot, ToolCall
+from spiral.observe import SHELL_LIKE, Observed, observe
+from spiral.paths import is_debris
+from spiral.settings import Settings
+from spiral.signals import debris, mutation_stall, polling, repetition, sustained_bash
+from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
+
+
+class Detector:
+    def __init__(self, settings: Settings, *, bucket: str, started_at: float,
+                 tracked: Iterable[str] = (), outputs: Iterable[str] = (),
+                 workdir: str | None = None) -> None:
+        self.settings = settings
+        self.bucket = settings.bucket(bucket)
+        self.started_at = started_at
+        self.workdir = workdir
+        self.tracked = frozenset(tracked)
+        self.outputs = frozenset(o.strip("/") for o in outputs)
+        s = settings
+        self._recent: deque[Observed] = deque(maxlen=max(s.rep_window, s.sb_window))
+        self._shell: deque[Observed] = deque(maxlen=s.poll_window)
+        self.calls = 0
+        self.snapshots = 0
+        # workspace memory
+        self._status: dict[str, str] = {}
+        self._hashes: dict[str, str] = {}
+        self.touched: set[str] = set()
+        self.touched_grew_at = started_at
+        self.progress_at = started_at
+        self._debris_in_clone: tuple[str, ...] = ()
+        self._debris_written: dict[str, None] = {}
+        # window findings only change when a call arrives: cache them per call count
+        self._cache_at = -1
+        self._cached: tuple[Finding | None, Finding | None, Finding | None] = (None, None, None)
+
+    # ---- input -----------------------------------------------------------
+
+    def add_calls(self, calls: Iterable[ToolCall]) -> None:
+        for call in calls:
+            self.add_call(call)
+
+    def add_call(self, call: ToolCall) -> None:
+        obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
+        self._recent.append(obs)
+        if obs.tool in SHELL_LIKE:
+            self._shell.append(obs)
+        self.calls += 1
+        if call.tool in model.WRITING_TOOLS and obs.file and not obs.file.startswith("/"):
+            self._changed(obs.file, call.ts)
+            if obs.file not in self.touched and not self._is_debris(obs.file):
+                self.touched.add(obs.file)
+                self.touched_grew_at = max(self.touched_grew_at, call.ts)
+            elif self._is_debris(obs.file) and obs.file not in self.tracked:
+                self._debris_written[obs.file] = None
+
+    def add_snapshot(self, snap: Snapshot) -> None:
+        self.snapshots += 1
+        prev_status, prev_hashes = self._status, self._hashes
+        grew = False
+        for path, status in snap.status.items():
+            if prev_status.get(path) != status or (
+                path in snap.hashes and prev_hashes.get(path) != snap.hashes[path]
+            ):
+                self._changed(path, snap.ts)
+            if path not in self.touched and not self._is_debris(path):
+                self.touched.add(path)
+                grew = True
+        for path in prev_status.keys() - snap.status.keys():
+            self._changed(path, snap.ts)  # reverted, deleted or committed
+        if grew:
+            self.touched_grew_at = max(self.touched_grew_at, snap.ts)
+        self._status, self._hashes = snap.status, snap.hashes
+        self._debris_in_clone = tuple(
+            p for p, st in snap.status.items()
+            if (st == "??" or st[0] == "A") and self._is_debris(p)
+        )
+
+    def _is_debris(self, path: str) -> bool:
+        return is_debris(path, self.settings.debris_basename, self.settings.debris_stem)
+
+    def _changed(self, path: str, ts: float) -> None:
+        if self.outputs:
+            progress = path in self.outputs
+        else:
+            progress = not self._is_debris(path)
+        if progress and ts > self.progress_at:
+            self.progress_at = ts
+
+    @property
+    def debris_files(self) -> tuple[str, ...]:
+        """Debris in the clone: from the latest snapshot, else from the writes seen."""
+        if self.snapshots:
+            return self._debris_in_clone
+        return tuple(self._debris_written)
+
+    # ---- verdict -----------------------------------------------------------
+
+    def evaluate(self, now: float) -> Verdict:
+        s, b = self.settings, self.bucket
+        elapsed_min = max(0.0, (now - self.started_at) / 60.0)
+        if elapsed_min < b.soft_start_min:
+            region = HEALTHY
+        elif elapsed_min < b.stuck_min:
+            region = SOFT
+        else:
+            region = STUCK
+        if self._cache_at != self.calls:
+            self._cached = self._window_findings()
+            self._cache_at = self.calls
+        rep, sb, poll = self._cached
+        deb = debris.check(
+            self.debris_files, quiet_min=s.progress_quiet_min, outputs_declared=bool(self.outputs),
+            debris_min=s.debris_min, quiet_for_min=(now - self.progress_at) / 60.0,
+            weight=s.weights["debris"])
+        stall = mutation_stall.check(
+            elapsed_min=elapsed_min, expected_min=b.expected_min, factor=s.stall_expected_factor,
+            stalled_for_min=(now - self.touched_grew_at) / 60.0, stall_min=s.stall_min,
+            touched=len(self.touched), weight=s.weights["mutation_stall"])
+        findings = tuple(f for f in (deb, rep, stall, sb, poll) if f is not None)
+        return Verdict(
+            elapsed_min=elapsed_min, expected_min=b.expected_min, region=region,
+            findings=findings, suspicion=sum(f.weight for f in findings), threshold=s.threshold)
+
+    def _window_findings(self) -> tuple[Finding | None, Finding | None, Finding | None]:
+        s = self.settings
+        recent = list(self._recent)
+        rep = repetition.check(recent[-s.rep_window:], self.tracked, same_script=s.rep_same_script,
+                               same_file=s.rep_same_file, weight=s.weights["repetition"])
+        sb = sustained_bash.check(recent[-s.sb_window:], same_target=s.sb_same_target,
+                                  weight=s.weights["sustained_bash"])
+        poll = polling.check(list(self._shell), polls=s.poll_count, weight=s.weights["polling"])
+        return rep, sb, poll

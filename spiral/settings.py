@@ -1,0 +1,163 @@
+"""Detector settings: the numbers of buckets.yaml, validated (pure, no file access).
+
+`Settings.from_mapping` takes the parsed YAML and raises `SettingsError` with the
+key path of the first problem, so the caller can point at the file and line.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+BUCKET_NAMES = ("small", "medium", "big")
+SIGNAL_NAMES = ("debris", "repetition", "mutation_stall", "sustained_bash", "polling")
+
+
+class SettingsError(ValueError):
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    expected_min: float
+    soft_start_min: float
+    stuck_min: float
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    tick_s: float
+    snapshot_every_s: float
+    threshold: float
+    buckets: dict[str, Bucket]
+    weights: dict[str, float]
+    debris_min: int
+    progress_quiet_min: float
+    debris_basename: re.Pattern[str]
+    debris_stem: re.Pattern[str]
+    rep_window: int
+    rep_same_script: int
+    rep_same_file: int
+    stall_min: float
+    stall_expected_factor: float
+    sb_window: int
+    sb_same_target: int
+    poll_window: int
+    poll_count: int
+    poll_max_sleep_s: float
+
+    @classmethod
+    def from_mapping(cls, raw: Any, overrides: Any = None) -> Settings:
+        data = merge(raw, overrides) if overrides else raw
+        return _build(data)
+
+    def bucket(self, name: str) -> Bucket:
+        return self.buckets[name]
+
+
+def merge(base: Any, over: Any) -> Any:
+    """Deep-merge `over` into a copy of `base` (mappings merge, everything else replaces)."""
+    if not isinstance(base, dict) or not isinstance(over, dict):
+        return copy.deepcopy(over)
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = merge(base[key], value) if key in base else copy.deepcopy(value)
+    return out
+
+
+# ---- schema ---------------------------------------------------------------
+
+_NUM = "number"
+_INT = "integer"
+_RE = "regex"
+
+_TOP = {"version": _INT, "tick_seconds": _NUM, "snapshot_every_seconds": _NUM,
+        "threshold": _NUM, "buckets": dict, "signals": dict}
+_BUCKET = {"expected_min": _NUM, "soft_start_min": _NUM, "stuck_min": _NUM}
+_SIGNALS: dict[str, dict[str, Any]] = {
+    "debris": {"weight": _NUM, "debris_min": _INT, "progress_quiet_min": _NUM,
+               "basename_pattern": _RE, "stem_pattern": _RE},
+    "repetition": {"weight": _NUM, "window": _INT, "same_script": _INT, "same_file": _INT},
+    "mutation_stall": {"weight": _NUM, "stall_min": _NUM, "expected_factor": _NUM},
+    "sustained_bash": {"weight": _NUM, "window": _INT, "same_target": _INT},
+    "polling": {"weight": _NUM, "window": _INT, "polls": _INT, "max_sleep_seconds": _NUM},
+}
+
+
+def _check_keys(obj: Any, allowed: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise SettingsError(path, f"{_dotted(path) or 'document'} must be a mapping")
+    for key in obj:
+        if key not in allowed:
+            known = ", ".join(allowed)
+            raise SettingsError(path + (key,), f"unknown key {_dotted(path + (key,))!r} (known: {known})")
+    for key in allowed:
+        if key not in obj:
+            raise SettingsError(path, f"missing key {_dotted(path + (key,))!r}")
+    return obj
+
+
+def _value(obj: dict[str, Any], key: str, kind: Any, path: tuple[str | int, ...]) -> Any:
+    value = obj[key]
+    where = _dotted(path + (key,))
+    if kind == _INT:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SettingsError(path + (key,), f"{where} must be a non-negative integer, got {value!r}")
+    elif kind == _NUM:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise SettingsError(path + (key,), f"{where} must be a non-negative number, got {value!r}")
+        value = float(value)
+    elif kind == _RE:
+        if not isinstance(value, str):
+            raise SettingsError(path + (key,), f"{where} must be a regular expression string")
+        try:
+            value = re.compile(value)
+        except re.error as exc:
+            raise SettingsError(path + (key,), f"{where} is not a valid regex: {exc}") from None
+    return value
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _build(data: Any) -> Settings:
+    top = _check_keys(data, _TOP, ())
+    if _value(top, "version", _INT, ()) != 1:
+        raise SettingsError(("version",), "version must be 1")
+    buckets_raw = _check_keys(top["buckets"], {b: dict for b in BUCKET_NAMES}, ("buckets",))
+    buckets = {}
+    for name in BUCKET_NAMES:
+        path = ("buckets", name)
+        b = _check_keys(buckets_raw[name], _BUCKET, path)
+        bucket = Bucket(*(_value(b, k, _NUM, path) for k in _BUCKET))
+        if not bucket.expected_min <= bucket.soft_start_min <= bucket.stuck_min:
+            raise SettingsError(path, f"buckets.{name}: need expected_min <= soft_start_min <= stuck_min")
+        buckets[name] = bucket
+    sig = _check_keys(top["signals"], {s: dict for s in SIGNAL_NAMES}, ("signals",))
+    vals: dict[str, dict[str, Any]] = {}
+    for name, schema in _SIGNALS.items():
+        path = ("signals", name)
+        block = _check_keys(sig[name], schema, path)
+        vals[name] = {k: _value(block, k, kind, path) for k, kind in schema.items()}
+    for name in ("repetition", "sustained_bash", "polling"):
+        if vals[name]["window"] < 1:
+            raise SettingsError(("signals", name, "window"), f"signals.{name}.window must be at least 1")
+    d, r, m, s, p = (vals[n] for n in SIGNAL_NAMES)
+    return Settings(
+        tick_s=_value(top, "tick_seconds", _NUM, ()),
+        snapshot_every_s=_value(top, "snapshot_every_seconds", _NUM, ()),
+        threshold=_value(top, "threshold", _NUM, ()),
+        buckets=buckets,
+        weights={n: vals[n]["weight"] for n in SIGNAL_NAMES},
+        debris_min=d["debris_min"], progress_quiet_min=d["progress_quiet_min"],
+        debris_basename=d["basename_pattern"], debris_stem=d["stem_pattern"],
+        rep_window=r["window"], rep_same_script=r["same_script"], rep_same_file=r["same_file"],
+        stall_min=m["stall_min"], stall_expected_factor=m["expected_factor"],
+        sb_window=s["window"], sb_same_target=s["same_target"],
+        poll_window=p["window"], poll_count=p["polls"], poll_max_sleep_s=p["max_sleep_seconds"],
+    )

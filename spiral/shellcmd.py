@@ -1,0 +1,212 @@
+"""What a shell command runs: its script, the file it names, whether it polls.
+
+Pure string analysis, cached per distinct command text (agents in a loop
+repeat the same commands, so the cache hit rate is high exactly when it matters).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from functools import lru_cache
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_INTERPRETERS = frozenset({
+    "python", "python2", "python3", "pypy", "pypy3", "node", "deno", "bun", "ruby", "perl",
+    "php", "Rscript", "tsx", "ts-node", "lua", "julia", "elixir", "osascript",
+}) | _SHELLS
+_TEST_RUNNERS = frozenset({"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ava", "tap"})
+# `<tool> test FILE` style runners: mix test, go test, bun test, deno test, cargo test ...
+_SUBCOMMAND_TEST_RUNNERS = frozenset({"mix", "go", "bun", "deno", "cargo", "npx", "dotnet", "rails"})
+_WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "nice", "stdbuf", "env", "xargs"})
+_RUN_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "npx", "pnpm", "yarn"})
+_VIEWERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "bat", "nl", "stat", "file", "vim", "vi", "nano"})
+_LAST_ARG_VIEWERS = frozenset({"grep", "rg", "sed", "awk", "egrep"})
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", ";;", "\n"})
+_REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "<&", "&>", "&>>", ">|"})
+_KEYWORDS = frozenset({"do", "then", "else", "elif", "done", "fi", "while", "until", "if", "for", "{", "}", "!"})
+_REDIRECT_CHARS = frozenset("<>&|")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_TASK_OUTPUT = re.compile(r"/tasks/[^/\s'\"]+\.output\b")
+_UNTIL_WAIT = re.compile(r"\buntil\b.*?(\bgrep\b|\[\s+-s\b|\btest\s+-s\b).*?\bdo\b", re.S)
+_SLEEP_ARG = re.compile(r"^(\d+(?:\.\d+)?)(s?)$")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellFacts:
+    script: str | None  # the script or test file the command executes
+    file: str | None  # the script, or else the main file the command names
+    sleep_s: float | None  # shortest `sleep N` in the command
+    task_output: bool  # reads a background task's .output file
+    until_wait: bool  # an `until ...grep / [ -s ...; do ... done` wait
+
+
+def unwrap(command: str) -> str:
+    """Strip `/bin/bash -lc '...'` and `sh -c '...'` wrappers, repeatedly."""
+    for _ in range(4):
+        words = _split_words(command)
+        if not words or len(words) < 3:
+            return command
+        head = words[0].rsplit("/", 1)[-1]
+        if head not in _SHELLS:
+            return command
+        i = 1
+        while i < len(words) and words[i].startswith("-") and "c" not in words[i]:
+            i += 1
+        if i >= len(words) - 1 or not (words[i].startswith("-") and "c" in words[i]):
+            return command
+        command = words[i + 1]
+    return command
+
+
+@lru_cache(maxsize=16384)
+def analyse(command: str) -> ShellFacts:
+    inner = unwrap(command)
+    script = file = None
+    sleep_s: float | None = None
+    for argv in _simple_commands(inner):
+        argv = _strip_prefix(argv)
+        if not argv:
+            continue
+        base = argv[0].rsplit("/", 1)[-1]
+        if base == "sleep" and len(argv) > 1:
+            m = _SLEEP_ARG.match(argv[1])
+            if m:
+                n = float(m.group(1))
+                sleep_s = n if sleep_s is None else min(sleep_s, n)
+            continue
+        if script is None:
+            s = _script_of(argv, base)
+            if s:
+                script = s
+        if file is None:
+            file = _file_of(argv, base)
+    return ShellFacts(
+        script=script,
+        file=script or file,
+        sleep_s=sleep_s,
+        task_output=bool(_TASK_OUTPUT.search(inner)),
+        until_wait=bool(_UNTIL_WAIT.search(inner)),
+    )
+
+
+def _split_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
+def _simple_commands(text: str) -> list[list[str]]:
+    """Split a command line into simple commands, dropping redirections."""
+    lex = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
+    lex.whitespace_split = True
+    lex.commenters = ""
+    try:
+        tokens = list(lex)
+    except ValueError:
+        tokens = text.split()
+    out: list[list[str]] = []
+    cur: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
+        if tok in _SEPARATORS or (not cur and tok in _KEYWORDS):
+            if cur:
+                out.append(cur)
+            cur = []
+        elif tok in _REDIRECTS or (set(tok) <= _REDIRECT_CHARS and tok.strip("&|")):
+            i += 1  # skip the redirect's target too
+        elif tok.isdigit() and i + 1 < n and tokens[i + 1] in _REDIRECTS:
+            pass  # the file-descriptor number of `2>&1`
+        else:
+            cur.append(tok)
+        i += 1
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _strip_prefix(argv: list[str]) -> list[str]:
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        base = word.rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(word):
+            i += 1
+        elif base in _WRAPPERS:
+            i += 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 1
+        elif base == "timeout":
+            i += 1
+            while i < len(argv) and argv[i].startswith("-"):
+                i += 1
+            i += 1  # the duration
+        elif base in _RUN_WRAPPERS and i + 1 < len(argv) and argv[i + 1] in ("run", "exec"):
+            i += 2
+        else:
+            break
+    return argv[i:]
+
+
+def _first_path_arg(args: list[str]) -> str | None:
+    for a in args:
+        if a.startswith("-") or _ASSIGNMENT.match(a):
+            continue
+        return a
+    return None
+
+
+def _clean_target(arg: str) -> str:
+    arg = arg.split("::", 1)[0]
+    return re.sub(r":\d+$", "", arg)
+
+
+def _looks_like_file(arg: str) -> bool:
+    return "/" in arg or "." in arg.lstrip(".")
+
+
+def _script_of(argv: list[str], base: str) -> str | None:
+    args = argv[1:]
+    if base in _SHELLS and args and args[0].startswith("-") and "c" in args[0] and len(args) > 1:
+        return analyse(args[1]).script
+    if re.match(r"^python[0-9.]*$", base) or base in _INTERPRETERS:
+        rest = list(args)
+        while rest and rest[0].startswith("-"):
+            flag = rest.pop(0)
+            if flag == "-m" and rest:
+                module = rest.pop(0)
+                if module in ("pytest", "unittest"):
+                    return _test_target(rest)
+                return None
+            if flag == "-c":
+                return None
+        return rest[0] if rest else None
+    if base in _TEST_RUNNERS:
+        return _test_target(args)
+    if base in _SUBCOMMAND_TEST_RUNNERS and args and args[0] == "test":
+        return _test_target(args[1:])
+    if "/" in argv[0]:
+        return argv[0]
+    if base.endswith((".sh", ".py", ".js", ".rb", ".pl")):
+        return argv[0]
+    return None
+
+
+def _test_target(args: list[str]) -> str | None:
+    for a in args:
+        if a.startswith("-"):
+            continue
+        if _looks_like_file(a):
+            return _clean_target(a)
+    return None
+
+
+def _file_of(argv: list[str], base: str) -> str | None:
+    args = argv[1:]
+    if base in _VIEWERS:
+        return _first_path_arg([a for a in args if not a.lstrip("+-").isdigit()])
+    if base in _LAST_ARG_VIEWERS and len(args) >= 2 and not args[-1].startswith("-"):
+        return args[-1] if _looks_like_file(args[-1]) else None
+    return None

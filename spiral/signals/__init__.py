@@ -1,0 +1,1 @@
+"""The five spiral signals, one module each (contract: shared/spec/spiral.md)."""

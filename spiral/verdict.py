@@ -1,0 +1,57 @@
+"""What one evaluation concludes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HEALTHY, SOFT, STUCK = "healthy", "soft", "stuck"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    signal: str
+    weight: float
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    elapsed_min: float
+    expected_min: float
+    region: str  # healthy | soft | stuck
+    findings: tuple[Finding, ...]
+    suspicion: float
+    threshold: float
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        return tuple(f.signal for f in self.findings)
+
+    @property
+    def ratio(self) -> float:
+        return self.elapsed_min / self.expected_min if self.expected_min else 0.0
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        lines = tuple(f.evidence for f in self.findings)
+        return lines + (f"{self.ratio:.1f}x expected wall-clock",) if lines else lines
+
+    @property
+    def tripped(self) -> bool:
+        """Suspicion at or over the threshold, whatever the region."""
+        return bool(self.findings) and self.suspicion >= self.threshold
+
+    @property
+    def should_page(self) -> bool:
+        """The soft band is the only region where a spiral pages a person."""
+        return self.region == SOFT and self.tripped
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "region": self.region,
+            "elapsed_min": round(self.elapsed_min, 2),
+            "expected_min": self.expected_min,
+            "signals": list(self.signals),
+            "suspicion": self.suspicion,
+            "evidence": list(self.evidence),
+            "page": self.should_page,
+        }
