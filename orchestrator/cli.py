@@ -23,7 +23,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object ins
 
 
 def _out() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    # a pipe gets a wide table rather than rich's 80-column default
+    width = None if sys.stdout.isatty() else 160
+    return Console(highlight=False, soft_wrap=False, width=width)
 
 
 def _print_json(obj: object) -> None:

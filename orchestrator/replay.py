@@ -87,9 +87,11 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
             notified = last
             break
         k += 1
-    # drain what is left so skipped lines are counted over the whole recording
-    for _ in events:
-        pass
+    # read what is left so unreadable lines are counted over the whole recording
+    if next_event is not None:
+        adapter.feed(*next_event)
+    for ev in events:
+        adapter.feed(*ev)
     for _ in snaps:
         pass
     shown = notified or strongest or last
