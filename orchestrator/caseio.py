@@ -153,18 +153,20 @@ def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]
 def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
     if not path.exists():
         return
+    memo: dict[str, dict[str, str]] = {}
     with path.open("rb") as fh:
         for line in fh:
             if not line.strip():
                 continue
-            snap = parse_snapshot_line(line)
+            snap = parse_snapshot_line(line, memo)
             if snap is None:
                 counter.skipped += 1
                 continue
             yield snap
 
 
-def parse_snapshot_line(line: bytes) -> Snapshot | None:
+def parse_snapshot_line(line: bytes, memo: dict[str, dict[str, str]] | None = None) -> Snapshot | None:
+    """One workspace.jsonl line; `memo` reuses the parse of a repeated porcelain text."""
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -177,7 +179,14 @@ def parse_snapshot_line(line: bytes) -> Snapshot | None:
     hashes = obj.get("hashes") or {}
     if not isinstance(hashes, dict):
         return None
-    return Snapshot(ts, parse_porcelain(obj["porcelain"]),
+    text = obj["porcelain"]
+    status = memo.get(text) if memo is not None else None
+    if status is None:
+        status = parse_porcelain(text)
+        if memo is not None:
+            memo.clear()  # only the previous snapshot is worth remembering
+            memo[text] = status
+    return Snapshot(ts, status,
                     {k: v for k, v in hashes.items() if isinstance(v, str)})
 
 

@@ -100,6 +100,133 @@ def corpus_import(
                f"{summary['skipped']} skipped, {summary['minutes']:.1f} min")
 
 
+@app.command()
+def launch(
+    ticket: Annotated[str, typer.Argument(help="A ticket file (Markdown + YAML front matter), or a ticket id "
+                                               "looked up in the configured tickets_dir.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Clone the ticket's repo fresh, start its agent detached, print the run id.
+
+    The agent runs under a per-run supervisor that outlives this command; its
+    output is captured to runs/<id>/events.jsonl and the clone is snapshotted
+    every 30 s. Follow it with `status`, `logs ID -f`; stop it with `kill ID`.
+    """
+    from orchestrator.config import BucketsFile
+    from orchestrator.launch import launch as do_launch
+    from orchestrator.userconfig import load
+
+    res = do_launch(ticket, load(), BucketsFile())
+    if as_json:
+        _print_json({"version": 1, "run_id": res.run_id, "state": res.state, "reason": res.reason,
+                     "run_dir": str(res.run_dir)})
+    else:
+        typer.echo(res.run_id)
+        if res.state not in ("running", "launching"):
+            sys.stderr.write(f"run {res.run_id} {res.state}: {res.reason}\n")
+    raise typer.Exit(0 if res.state in ("running", "launching", "succeeded") else 1)
+
+
+@app.command()
+def status(as_json: JsonOpt = False) -> None:
+    """Every run at a glance: state, elapsed vs expected, region, spiral signals, page.
+
+    Also enforces liveness on the way (dead, silent or overdue runs are
+    stopped and recorded), so nothing stays `running` without a process.
+    """
+    from orchestrator.config import BucketsFile
+    from orchestrator.render import status_table
+    from orchestrator.userconfig import load
+    from orchestrator.watch import one_pass
+
+    rows = [v.to_dict() for v in one_pass(BucketsFile(), load())]
+    if as_json:
+        _print_json({"version": 1, "runs": rows})
+        return
+    if not rows:
+        from orchestrator.home import runs_dir
+
+        typer.echo(f"no runs yet in {runs_dir()}; start one with `./dev.sh launch TICKET` or try `./dev.sh demo`")
+        return
+    _out().print(status_table(rows))
+
+
+@app.command()
+def watch(
+    once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
+    tick: Annotated[float, typer.Option(help="Seconds between passes.", min=0.1)] = 30.0,
+) -> None:
+    """The background watcher: each tick, evaluate every active run and enforce liveness.
+
+    Detection must not depend on anyone calling `status`: keep one watcher
+    running (only one may run at a time; a second one exits with a message).
+    """
+    from orchestrator.config import BucketsFile
+    from orchestrator.userconfig import load
+    from orchestrator.watch import watch as do_watch
+
+    def report(views: list) -> None:
+        for v in views:
+            for ev in v.events:
+                if ev != "evaluated":
+                    typer.echo(f"{v.run_id}: {ev}")
+
+    do_watch(BucketsFile(), load(), once=once, tick_s=tick, report=report)
+
+
+@app.command()
+def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")]) -> None:
+    """Stop a run's whole process tree (SIGINT, SIGTERM, SIGKILL, confirmed) and record `killed`."""
+    from orchestrator.kill import kill_run
+    from orchestrator.monitor import find_run
+
+    final = kill_run(find_run(run))
+    typer.echo(f"{final['run_id']}: {final['state']} ({final.get('reason')})")
+
+
+@app.command()
+def logs(
+    run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new calls until the run ends.")] = False,
+) -> None:
+    """A run's tool calls, one readable line each: time, minute, tool, command or file."""
+    from orchestrator.logs import tool_calls
+    from orchestrator.monitor import find_run
+
+    for line in tool_calls(find_run(run), follow):
+        typer.echo(line)
+
+
+@app.command()
+def demo() -> None:
+    """The embedded default: two demo-agent runs, one healthy and one spiraling.
+
+    Builds a sample repo, launches the built-in demo agent on two tickets
+    (re-enacting recorded corpus runs on a 60x clock), shows status live and
+    ends, within 3 minutes, with which run would have paged and why. Needs no
+    agent, no API key and no network.
+    """
+    from orchestrator.config import BucketsFile
+    from orchestrator.demo import run_demo, summary_lines
+    from orchestrator.render import status_table
+    from orchestrator.userconfig import load
+
+    console = _out()
+    last = [-10.0]
+
+    def show(views: list, t: float) -> None:
+        if t - last[0] >= 10 or all(v.state.get("state") not in ("running", "launching") for v in views):
+            last[0] = t
+            console.print(f"[bold]t+{t:.0f}s[/]")
+            console.print(status_table([v.to_dict() for v in views]))
+
+    console.print("demo: two recorded runs re-enacted at 60x (one recorded minute per second)...")
+    views = run_demo(BucketsFile(), load(), show)
+    console.print("[bold]summary[/]")
+    for line in summary_lines(views):
+        console.print(line, markup=False)
+
+
 def main() -> None:
     try:
         app()

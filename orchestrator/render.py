@@ -35,3 +35,30 @@ def eval_summary(summary: dict[str, Any], console: Console) -> None:
         f"tn {summary['tn']} fn {summary['fn']}  |  precision {summary['precision']:.2f} "
         f"recall {summary['recall']:.2f} fpr {summary['fpr']:.2f}"
     )
+
+
+def _ago(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 90:
+        return f"{seconds:.0f}s ago"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f}m ago"
+    return f"{seconds / 3600:.1f}h ago"
+
+
+def status_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table(show_lines=False)
+    for col in ("run", "ticket", "bucket", "state", "elapsed/expected", "region", "signals", "susp",
+                "page", "last activity"):
+        table.add_column(col, no_wrap=col in ("run", "state"))
+    colours = {"running": "cyan", "succeeded": "green", "failed": "red", "stalled": "yellow",
+               "killed": "magenta", "lost": "red", "launching": "cyan"}
+    for r in rows:
+        state = f"[{colours.get(r['state'], 'white')}]{r['state']}[/]"
+        page = "sent" if r["notified"] else (f"due @{r['tripped_at_min']:g}m" if r["tripped_at_min"] is not None else "-")
+        signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(r["hints"]) if r["hints"] else "-")
+        table.add_row(r["id"], r["ticket"], r["bucket"], state,
+                      f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min", r["region"], signals,
+                      f"{r['suspicion']:g}", page, _ago(r["last_activity_s"]))
+    return table

@@ -19,6 +19,8 @@ _BOOL_TAG = "tag:yaml.org,2002:bool"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _PLAIN_BOOLS = {"true", "false"}
+# libyaml's composer when present (10x faster); it keeps the same line marks
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YamlError(UserError):
@@ -28,7 +30,7 @@ class YamlError(UserError):
 def load_text(text: str, source: str) -> tuple[Any, Lines]:
     """Parse YAML text strictly; returns (data, {key path: line number})."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
@@ -84,7 +86,7 @@ def _convert(node: yaml.Node, path: tuple[Any, ...], lines: Lines, source: str,
         return [_convert(n, path + (i,), lines, source, constructor) for i, n in enumerate(node.value)]
     assert isinstance(node, yaml.ScalarNode)
     line = node.start_mark.line + 1
-    if node.style is None:  # only plain scalars are implicitly typed
+    if not node.style:  # only plain scalars are implicitly typed (libyaml says "", PyYAML None)
         if node.tag == _BOOL_TAG and node.value.lower() not in _PLAIN_BOOLS:
             raise YamlError(f"{source}:{line}: {node.value!r} reads as a boolean in YAML 1.1; "
                             f"write true/false, or quote it")

@@ -4,16 +4,16 @@ reads a clock or a file, and a tick costs the same however long the run is.
 """
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 
 from spiral import model
 from spiral.model import Snapshot, ToolCall
-from spiral.observe import SHELL_LIKE, Observed, observe
+from spiral.observe import SHELL_LIKE, observe
 from spiral.paths import is_debris
 from spiral.settings import Settings
 from spiral.signals import debris, mutation_stall, polling, repetition, sustained_bash
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
+from spiral.window import SlidingCounter
 
 
 class Detector:
@@ -27,18 +27,25 @@ class Detector:
         self.tracked = frozenset(tracked)
         self.outputs = frozenset(o.strip("/") for o in outputs)
         s = settings
-        self._recent: deque[Observed] = deque(maxlen=max(s.rep_window, s.sb_window))
-        self._shell: deque[Observed] = deque(maxlen=s.poll_window)
+        self._rep_scripts = SlidingCounter(s.rep_window)
+        self._rep_files = SlidingCounter(s.rep_window)
+        self._sb_targets = SlidingCounter(s.sb_window)
+        self._polls = SlidingCounter(s.poll_window)
         self.calls = 0
         self.snapshots = 0
         # workspace memory
         self._status: dict[str, str] = {}
         self._hashes: dict[str, str] = {}
+        # the touched set comes from snapshots; writes seen in the log stand in
+        # for it only in a recording that has no snapshots at all
         self.touched: set[str] = set()
         self.touched_grew_at = started_at
+        self._written: set[str] = set()
+        self._written_grew_at = started_at
         self.progress_at = started_at
         self._debris_in_clone: tuple[str, ...] = ()
         self._debris_written: dict[str, None] = {}
+        self._debris_memo: dict[str, bool] = {}
         # window findings only change when a call arrives: cache them per call count
         self._cache_at = -1
         self._cached: tuple[Finding | None, Finding | None, Finding | None] = (None, None, None)
@@ -51,20 +58,25 @@ class Detector:
 
     def add_call(self, call: ToolCall) -> None:
         obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
-        self._recent.append(obs)
+        self._rep_scripts.push(repetition.script_key(obs, self.tracked))
+        self._rep_files.push(repetition.file_key(obs))
+        self._sb_targets.push(sustained_bash.key(obs))
         if obs.tool in SHELL_LIKE:
-            self._shell.append(obs)
+            self._polls.push(obs.poll)
         self.calls += 1
         if call.tool in model.WRITING_TOOLS and obs.file and not obs.file.startswith("/"):
             self._changed(obs.file, call.ts)
-            if obs.file not in self.touched and not self._is_debris(obs.file):
-                self.touched.add(obs.file)
-                self.touched_grew_at = max(self.touched_grew_at, call.ts)
-            elif self._is_debris(obs.file) and obs.file not in self.tracked:
+            if not self._is_debris(obs.file):
+                if obs.file not in self._written:
+                    self._written.add(obs.file)
+                    self._written_grew_at = max(self._written_grew_at, call.ts)
+            elif obs.file not in self.tracked:
                 self._debris_written[obs.file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
         self.snapshots += 1
+        if snap.status == self._status and snap.hashes == self._hashes:
+            return  # nothing moved since the last snapshot
         prev_status, prev_hashes = self._status, self._hashes
         grew = False
         for path, status in snap.status.items():
@@ -86,7 +98,12 @@ class Detector:
         )
 
     def _is_debris(self, path: str) -> bool:
-        return is_debris(path, self.settings.debris_basename, self.settings.debris_stem)
+        known = self._debris_memo.get(path)
+        if known is None:
+            known = is_debris(path, self.settings.debris_basename, self.settings.debris_stem)
+            if len(self._debris_memo) < 100_000:
+                self._debris_memo[path] = known
+        return known
 
     def _changed(self, path: str, ts: float) -> None:
         if self.outputs:
@@ -122,10 +139,12 @@ class Detector:
             self.debris_files, quiet_min=s.progress_quiet_min, outputs_declared=bool(self.outputs),
             debris_min=s.debris_min, quiet_for_min=(now - self.progress_at) / 60.0,
             weight=s.weights["debris"])
+        touched, grew_at = ((self.touched, self.touched_grew_at) if self.snapshots
+                            else (self._written, self._written_grew_at))
         stall = mutation_stall.check(
             elapsed_min=elapsed_min, expected_min=b.expected_min, factor=s.stall_expected_factor,
-            stalled_for_min=(now - self.touched_grew_at) / 60.0, stall_min=s.stall_min,
-            touched=len(self.touched), weight=s.weights["mutation_stall"])
+            stalled_for_min=(now - grew_at) / 60.0, stall_min=s.stall_min,
+            touched=len(touched), weight=s.weights["mutation_stall"])
         findings = tuple(f for f in (deb, rep, stall, sb, poll) if f is not None)
         return Verdict(
             elapsed_min=elapsed_min, expected_min=b.expected_min, region=region,
@@ -133,10 +152,9 @@ class Detector:
 
     def _window_findings(self) -> tuple[Finding | None, Finding | None, Finding | None]:
         s = self.settings
-        recent = list(self._recent)
-        rep = repetition.check(recent[-s.rep_window:], self.tracked, same_script=s.rep_same_script,
+        rep = repetition.check(self._rep_scripts, self._rep_files, same_script=s.rep_same_script,
                                same_file=s.rep_same_file, weight=s.weights["repetition"])
-        sb = sustained_bash.check(recent[-s.sb_window:], same_target=s.sb_same_target,
+        sb = sustained_bash.check(self._sb_targets, same_target=s.sb_same_target,
                                   weight=s.weights["sustained_bash"])
-        poll = polling.check(list(self._shell), polls=s.poll_count, weight=s.weights["polling"])
+        poll = polling.check(self._polls, polls=s.poll_count, weight=s.weights["polling"])
         return rep, sb, poll

@@ -5,6 +5,7 @@ repeat the same commands, so the cache hit rate is high exactly when it matters)
 """
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -29,7 +30,11 @@ _REDIRECT_CHARS = frozenset("<>&|")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _TASK_OUTPUT = re.compile(r"/tasks/[^/\s'\"]+\.output\b")
 _UNTIL_WAIT = re.compile(r"\buntil\b.*?(\bgrep\b|\[\s+-s\b|\btest\s+-s\b).*?\bdo\b", re.S)
-_SLEEP_ARG = re.compile(r"^(\d+(?:\.\d+)?)(s?)$")
+_SLEEP_ARG = re.compile(r"^(\d+(?:\.\d+)?)([smh]?)$")
+_SLEEP_UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+# interpreter options that take a value as the next word
+_VALUE_FLAGS = frozenset({"-W", "-X", "-r", "--require", "-I", "--import", "--loader"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,26 +66,37 @@ def unwrap(command: str) -> str:
 
 @lru_cache(maxsize=16384)
 def analyse(command: str) -> ShellFacts:
-    inner = unwrap(command)
+    inner = _drop_heredoc_bodies(unwrap(command))
     script = file = None
     sleep_s: float | None = None
-    for argv in _simple_commands(inner):
+    prefix = ""  # where `cd` moved the command before it ran its script
+    for argv in _simple_commands(_newlines_to_separators(inner)):
         argv = _strip_prefix(argv)
         if not argv:
             continue
         base = argv[0].rsplit("/", 1)[-1]
+        if base == "cd":
+            target = argv[1] if len(argv) > 1 else ""
+            if not target or target.startswith(("~", "-", "$")):
+                prefix = ""  # somewhere we cannot know
+            else:
+                prefix = posixpath.normpath(posixpath.join(prefix, target)) + "/"
+                if prefix in ("./", "../") or prefix.startswith("../"):
+                    prefix = ""
+            continue
         if base == "sleep" and len(argv) > 1:
             m = _SLEEP_ARG.match(argv[1])
             if m:
-                n = float(m.group(1))
+                n = float(m.group(1)) * _SLEEP_UNIT[m.group(2)]
                 sleep_s = n if sleep_s is None else min(sleep_s, n)
             continue
         if script is None:
             s = _script_of(argv, base)
             if s:
-                script = s
+                script = _under(prefix, s)
         if file is None:
-            file = _file_of(argv, base)
+            f = _file_of(argv, base)
+            file = _under(prefix, f) if f else None
     return ShellFacts(
         script=script,
         file=script or file,
@@ -88,6 +104,53 @@ def analyse(command: str) -> ShellFacts:
         task_output=bool(_TASK_OUTPUT.search(inner)),
         until_wait=bool(_UNTIL_WAIT.search(inner)),
     )
+
+
+def _under(prefix: str, path: str) -> str:
+    if not prefix or path.startswith(("/", "~", "$")):
+        return path
+    return posixpath.normpath(prefix + path)
+
+
+def _drop_heredoc_bodies(text: str) -> str:
+    """Remove here-document bodies: they are data, not commands."""
+    if "<<" not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    ending: list[str] = []
+    for line in lines:
+        if ending:
+            if line.strip() == ending[0]:
+                ending.pop(0)
+            continue
+        out.append(line)
+        ending.extend(m.group(2) for m in _HEREDOC.finditer(line) if "<<<" not in line[m.start():m.start() + 3])
+    return "\n".join(out)
+
+
+def _newlines_to_separators(text: str) -> str:
+    """Unquoted newlines end a command, as `;` does (shlex would treat them as spaces)."""
+    if "\n" not in text:
+        return text
+    out = []
+    quote = ""
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\n":
+            out.append(" ; ")
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 def _split_words(text: str) -> list[str]:
@@ -173,16 +236,20 @@ def _script_of(argv: list[str], base: str) -> str | None:
         return analyse(args[1]).script
     if re.match(r"^python[0-9.]*$", base) or base in _INTERPRETERS:
         rest = list(args)
-        while rest and rest[0].startswith("-"):
+        while rest and rest[0].startswith("-") and rest[0] != "-":
             flag = rest.pop(0)
             if flag == "-m" and rest:
                 module = rest.pop(0)
                 if module in ("pytest", "unittest"):
                     return _test_target(rest)
                 return None
-            if flag == "-c":
-                return None
-        return rest[0] if rest else None
+            if flag in ("-c", "-e", "--eval"):
+                return None  # inline code: there is no script file
+            if flag in _VALUE_FLAGS and rest:
+                rest.pop(0)
+        if not rest or rest[0] == "-":
+            return None  # the program comes on stdin
+        return rest[0]
     if base in _TEST_RUNNERS:
         return _test_target(args)
     if base in _SUBCOMMAND_TEST_RUNNERS and args and args[0] == "test":
@@ -196,7 +263,7 @@ def _script_of(argv: list[str], base: str) -> str | None:
 
 def _test_target(args: list[str]) -> str | None:
     for a in args:
-        if a.startswith("-"):
+        if a.startswith("-") or "..." in a:  # `go test ./...` names packages, not a file
             continue
         if _looks_like_file(a):
             return _clean_target(a)

@@ -1,18 +1,21 @@
 """Signal 4: many shell runs of one script or test file, tracked or not."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from spiral import model
 from spiral.observe import Observed
-from spiral.signals._count import short, top
+from spiral.signals._count import short
 from spiral.verdict import Finding
+from spiral.window import SlidingCounter
 
 NAME = "sustained_bash"
 
 
-def check(window: Sequence[Observed], *, same_target: int, weight: float) -> Finding | None:
-    target, count = top(e.script for e in window if e.tool == model.BASH)
+def key(e: Observed) -> str | None:
+    return e.script if e.tool == model.BASH else None
+
+
+def check(targets: SlidingCounter, *, same_target: int, weight: float) -> Finding | None:
+    target, count = targets.top()
     if target is not None and count >= same_target:
-        return Finding(NAME, weight, f"{count} of the last {len(window)} tool calls ran {short(target)}")
+        return Finding(NAME, weight, f"{count} of the last {len(targets)} tool calls ran {short(target)}")
     return None

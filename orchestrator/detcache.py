@@ -1,0 +1,105 @@
+"""Per-run cached detector state, so a tick reads only what the log gained.
+
+The cache (detector.pickle in the run folder) holds the detector, the log
+adapter and byte offsets into events.jsonl and workspace.jsonl. It is a
+cache: when missing, unreadable or from another version, it is rebuilt from
+the run's files, which stay the source of truth.
+"""
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.atomic import write_bytes_atomic
+from orchestrator.caseio import parse_snapshot_line
+from spiral.adapters import Adapter, make_adapter
+from spiral.detector import Detector
+from spiral.envelope import parse_envelope
+
+CACHE_VERSION = 2
+_CHUNK = 4 << 20
+
+
+@dataclass
+class Cached:
+    version: int
+    detector: Detector
+    adapter: Adapter
+    events_offset: int = 0
+    workspace_offset: int = 0
+    skipped_lines: int = 0
+
+
+def load(path: Path) -> Cached | None:
+    try:
+        with path.open("rb") as fh:
+            obj = pickle.load(fh)  # noqa: S301 - our own file in our own state folder
+    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return obj if isinstance(obj, Cached) and obj.version == CACHE_VERSION else None
+
+
+def save(path: Path, cached: Cached) -> None:
+    write_bytes_atomic(path, pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def fresh(detector: Detector, fmt: str, workdir: str) -> Cached:
+    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir))
+
+
+def _complete_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
+    """(line, offset after it) for whole lines after `offset`, read in chunks.
+
+    A torn last line is left for the next call, once its newline arrives.
+    """
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        fh.seek(offset)
+        pending = b""
+        while chunk := fh.read(_CHUNK):
+            data = pending + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            pos = offset
+            for line in data[: cut + 1].splitlines(keepends=True):
+                pos += len(line)
+                yield line, pos
+            offset = pos
+            pending = data[cut + 1:]
+
+
+def catch_up(cached: Cached, run_dir: Path) -> int:
+    """Feed what the run's files gained since the last call; returns new tool calls."""
+    before = cached.detector.calls
+    det, adapter = cached.detector, cached.adapter
+    snaps = []
+    for line, cached.workspace_offset in _complete_lines(run_dir / "workspace.jsonl", cached.workspace_offset):
+        if not line.strip():
+            continue
+        snap = parse_snapshot_line(line)
+        if snap is None:
+            cached.skipped_lines += 1
+        else:
+            snaps.append(snap)
+    j = 0
+    for line, cached.events_offset in _complete_lines(run_dir / "events.jsonl", cached.events_offset):
+        if not line.strip():
+            continue
+        env = parse_envelope(line)
+        if env is None:
+            cached.skipped_lines += 1
+            continue
+        while j < len(snaps) and snaps[j].ts < env[0]:
+            det.add_snapshot(snaps[j])
+            j += 1
+        det.add_calls(adapter.feed(*env))
+    for snap in snaps[j:]:
+        det.add_snapshot(snap)
+    return det.calls - before

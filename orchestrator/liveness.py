@@ -1,0 +1,46 @@
+"""Liveness: is a run still a live process making output? (pure decision)"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LAUNCH_GRACE_S = 60.0  # real seconds a supervisor has to show up after launch
+
+
+@dataclass(frozen=True)
+class Facts:
+    state: str
+    supervisor_alive: bool
+    agent_alive: bool
+    since_launch_real_s: float
+    silent_s: float  # run-clock seconds since the log last grew
+    elapsed_min: float  # run-clock minutes since launch
+    stuck_min: float
+    heartbeat_s: float
+    bucket: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    end_as: str  # stalled | lost
+    reason: str
+
+
+def judge(f: Facts) -> Decision | None:
+    if f.state == "launching":
+        if not f.supervisor_alive and f.since_launch_real_s > LAUNCH_GRACE_S:
+            return Decision("lost", "the supervisor never started the agent")
+        return None
+    if f.state != "running":
+        return None
+    if not f.supervisor_alive:
+        return Decision("lost", "the supervising process vanished"
+                        + ("; the agent was still running and was stopped" if f.agent_alive else ""))
+    if not f.agent_alive:
+        return None  # exited: its supervisor is recording the ending
+    if f.elapsed_min >= f.stuck_min:
+        return Decision("stalled", f"past the {f.bucket} bucket's stuck time "
+                                   f"({f.elapsed_min:.0f} min >= {f.stuck_min:g} min)")
+    if f.silent_s >= f.heartbeat_s:
+        return Decision("stalled", f"no log output for {f.silent_s / 60:.0f} min "
+                                   f"(heartbeat limit {f.heartbeat_s / 60:g} min)")
+    return None

@@ -1,0 +1,53 @@
+"""`logs`: a run's tool calls, one readable line each, optionally followed."""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from orchestrator import runstate
+from spiral.adapters import make_adapter
+from spiral.clock import format_ts, parse_ts
+from spiral.envelope import parse_envelope
+from spiral.model import ToolCall
+
+
+def describe(call: ToolCall, started: float) -> str:
+    minute = (call.ts - started) / 60.0
+    what = call.command or call.path or ""
+    what = " ".join(what.split())
+    if len(what) > 160:
+        what = what[:157] + "..."
+    flag = "  [error]" if call.is_error else ""
+    return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{flag}"
+
+
+def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[str]:
+    state: dict[str, Any] = runstate.read(run_dir)
+    adapter = make_adapter(state["format"], str(run_dir / "clone"))
+    started = parse_ts(state.get("started_at")) or 0.0
+    path = run_dir / "events.jsonl"
+    offset = 0
+    pending = b""
+    while True:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+        offset += len(data)
+        data = pending + data
+        lines = data.split(b"\n")
+        pending = lines.pop()  # a torn last line waits for the rest
+        for line in lines:
+            env = parse_envelope(line) if line.strip() else None
+            if env is None:
+                continue
+            for call in adapter.feed(*env):
+                yield describe(call, started)
+        if not follow:
+            return
+        if runstate.read(run_dir).get("state") in runstate.ENDED and not pending:
+            with path.open("rb") as fh:
+                if fh.seek(0, 2) == offset:
+                    return
+        time.sleep(poll_s)

@@ -1,0 +1,191 @@
+"""One pass over the runs: enforce liveness, evaluate the detector, record both.
+
+Shared by `status`, `watch` and `demo`. Every run is refreshed under its
+lock, from its cached detector state, so concurrent callers agree and a pass
+costs what the logs gained, not their length.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator import casefile, detcache, liveness, proc, runstate
+from orchestrator.config import BucketsFile
+from orchestrator.errors import UserError
+from orchestrator.home import runs_dir
+from orchestrator.runclock import RunClock
+from orchestrator.userconfig import UserConfig
+from orchestrator.caseio import read_tracked
+from spiral.clock import parse_ts
+from spiral.detector import Detector
+
+
+@dataclass
+class RunView:
+    run_dir: Path
+    state: dict[str, Any]
+    elapsed_min: float = 0.0
+    expected_min: float = 0.0
+    last_activity_s: float | None = None
+    events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
+
+    @property
+    def run_id(self) -> str:
+        return self.run_dir.name
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.state
+        spiral = s.get("spiral") or {}
+        return {
+            "id": self.run_id,
+            "ticket": s.get("ticket_id"),
+            "bucket": s.get("bucket"),
+            "agent": s.get("agent"),
+            "state": s.get("state"),
+            "reason": s.get("reason"),
+            "elapsed_min": round(self.elapsed_min, 2),
+            "expected_min": self.expected_min,
+            "region": spiral.get("region", "healthy"),
+            "signals": spiral.get("signals", []),
+            "suspicion": spiral.get("suspicion", 0),
+            "evidence": spiral.get("evidence", []),
+            "tripped_at_min": spiral.get("tripped_at_min"),
+            "notified": bool(spiral.get("notified")),
+            "hints": s.get("hints", []),
+            "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
+            "started_at": s.get("started_at"),
+            "ended_at": s.get("ended_at"),
+        }
+
+
+def list_run_dirs() -> list[Path]:
+    root = runs_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / "state.json").is_file())
+
+
+def find_run(ref: str) -> Path:
+    root = runs_dir()
+    exact = root / ref
+    if ref and "/" not in ref and (exact / "state.json").is_file():
+        return exact
+    matches = [p for p in list_run_dirs() if p.name.startswith(ref)] if ref else []
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise UserError(f"run {ref!r} is ambiguous: {', '.join(p.name for p in matches[:5])}")
+    raise UserError(f"no run {ref!r} in {root}")
+
+
+def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: float | None = None) -> RunView:
+    real_now = time.time() if real_now is None else real_now
+    with runstate.locked(run_dir):
+        state = runstate.read(run_dir)
+        view = _view(run_dir, state, buckets, real_now)
+        if state.get("state") in runstate.ACTIVE:
+            _evaluate(run_dir, state, buckets, real_now, view)
+            decision = _liveness(state, view, buckets, cfg, real_now)
+        else:
+            decision = None
+        if view.events:
+            runstate.write(run_dir, state)
+    if decision is not None:
+        _stop(run_dir, decision, view)
+        view.state = runstate.read(run_dir)
+    return view
+
+
+def _view(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float) -> RunView:
+    clock = RunClock.of(state)
+    bucket = buckets.settings.buckets.get(str(state.get("bucket")))
+    ended = parse_ts(state.get("ended_at"))
+    until = ended if ended is not None and state.get("state") in runstate.ENDED else real_now
+    view = RunView(run_dir, state, expected_min=bucket.expected_min if bucket else 0.0)
+    view.elapsed_min = max(0.0, clock.seconds(until - clock.started_at) / 60.0)
+    try:
+        view.last_activity_s = clock.seconds(real_now - (run_dir / "events.jsonl").stat().st_mtime)
+    except FileNotFoundError:
+        view.last_activity_s = None
+    return view
+
+
+def _settings(state: dict[str, Any], buckets: BucketsFile) -> Any:
+    overrides = state.get("overrides") or {}
+    return buckets.with_overrides(overrides, f"{state.get('run_id')} overrides", {}, ()) if overrides else buckets.settings
+
+
+def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float, view: RunView) -> None:
+    cache_path = run_dir / "detector.pickle"
+    cached = detcache.load(cache_path)
+    if cached is None:
+        det = Detector(_settings(state, buckets), bucket=state["bucket"],
+                       started_at=RunClock.of(state).started_at, tracked=read_tracked(run_dir / "tracked.txt"),
+                       outputs=state.get("outputs") or [], workdir=str(run_dir / "clone"))
+        cached = detcache.fresh(det, state["format"], str(run_dir / "clone"))
+    grew = detcache.catch_up(cached, run_dir)
+    verdict = cached.detector.evaluate(RunClock.of(state).at(real_now))
+    if grew or not cache_path.exists():
+        detcache.save(cache_path, cached)
+    spiral = dict(state.get("spiral") or {})
+    new = {"region": verdict.region, "signals": list(verdict.signals), "suspicion": verdict.suspicion,
+           "evidence": list(verdict.evidence), "skipped_lines": cached.skipped_lines + cached.adapter.skipped,
+           "tool_calls": cached.detector.calls}
+    seen = sorted(set(spiral.get("signals_seen", [])) | set(verdict.signals))
+    if verdict.should_page and not spiral.get("tripped_in_soft_band"):
+        new.update(tripped_in_soft_band=True, tripped_at_min=round(verdict.elapsed_min, 2),
+                   page_evidence=list(verdict.evidence), page_signals=list(verdict.signals))
+        view.events.append("tripped")
+    if any(spiral.get(k) != v for k, v in new.items()) or seen != spiral.get("signals_seen"):
+        spiral.update(new, signals_seen=seen)
+        state["spiral"] = spiral
+        view.events.append("evaluated")
+
+
+def _liveness(state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: UserConfig,
+              real_now: float) -> liveness.Decision | None:
+    sup = proc.ProcRef.from_dict(state.get("supervisor"))
+    agent = proc.ProcRef.from_dict(state.get("agent_pid"))
+    created = parse_ts(state.get("created_at")) or real_now
+    bucket = buckets.settings.buckets[state["bucket"]]
+    facts = liveness.Facts(
+        state=state["state"], supervisor_alive=bool(sup and sup.alive()), agent_alive=bool(agent and agent.alive()),
+        since_launch_real_s=real_now - created,
+        silent_s=view.last_activity_s if view.last_activity_s is not None else 0.0,
+        elapsed_min=view.elapsed_min, stuck_min=bucket.stuck_min, heartbeat_s=cfg.heartbeat_s,
+        bucket=state["bucket"])
+    return liveness.judge(facts)
+
+
+def _stop(run_dir: Path, decision: liveness.Decision, view: RunView) -> None:
+    """Stop a run the liveness path gave up on; the signals seen become hints."""
+    def request(s: dict[str, Any]) -> bool:
+        if s.get("state") not in runstate.ACTIVE or s.get("stop_requested"):
+            return False
+        spiral = s.get("spiral") or {}
+        s["stop_requested"] = {"as": decision.end_as, "reason": decision.reason, "at": runstate.utcnow()}
+        s["hints"] = spiral.get("signals_seen", [])
+        return True
+
+    state = runstate.update(run_dir, request)
+    if state.get("stop_requested", {}).get("as") != decision.end_as:
+        return
+    agent = proc.ProcRef.from_dict(state.get("agent_pid"))
+    if agent is not None:
+        proc.kill_tree(agent)
+    sup = proc.ProcRef.from_dict(state.get("supervisor"))
+    if sup is not None:
+        proc.wait_for(lambda: not sup.alive(), timeout=10)
+    # the supervisor records a requested stop itself; when it is gone, record it here
+    final = runstate.update(run_dir, lambda s: runstate.end(s, decision.end_as, decision.reason))
+    if final.get("state") == decision.end_as:
+        view.events.append(decision.end_as)
+        clock = RunClock.of(final)
+        ended = parse_ts(final.get("ended_at")) or time.time()
+        casefile.write_run_case(run_dir, final, clock.at(ended))
+
+
+def refresh_all(buckets: BucketsFile, cfg: UserConfig) -> list[RunView]:
+    return [refresh(d, buckets, cfg) for d in list_run_dirs()]
