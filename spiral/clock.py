@@ -1,7 +1,12 @@
 """Timestamp parsing: ISO-8601 text in, epoch seconds out (pure)."""
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
+
+# The shape every log and envelope we write uses: 2026-05-20T09:00:00.123Z
+_UTC_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$")
+_minute_cache: dict[str, float] = {}
 
 
 def parse_ts(value: object) -> float | None:
@@ -12,6 +17,28 @@ def parse_ts(value: object) -> float | None:
         return float(value)
     if not isinstance(value, str) or not value:
         return None
+    if len(value) >= 20 and value[-1] == "Z" and value[10] == "T" and value[16] == ":":
+        # the common shape: parse each minute once, the seconds as a plain float
+        minute = value[:16]
+        base = _minute_cache.get(minute)
+        if base is None:
+            if not _UTC_Z.match(value):
+                return _slow(value)
+            base = _slow(minute + ":00Z")
+            if base is None:
+                return None
+            if len(_minute_cache) > 4096:
+                _minute_cache.clear()
+            _minute_cache[minute] = base
+        try:
+            secs = float(value[17:-1])
+        except ValueError:
+            return None
+        return base + secs if 0 <= secs < 60 else None
+    return _slow(value)
+
+
+def _slow(value: str) -> float | None:
     try:
         dt = datetime.fromisoformat(value)
     except ValueError:

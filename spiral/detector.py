@@ -150,6 +150,22 @@ class Detector:
             elapsed_min=elapsed_min, expected_min=b.expected_min, region=region,
             findings=findings, suspicion=sum(f.weight for f in findings), threshold=s.threshold)
 
+    def next_change_after(self, now: float) -> float:
+        """The earliest later moment at which the verdict can change with no new input.
+
+        Window signals only move when calls arrive; the others cross time
+        thresholds. A caller may skip evaluations until then (replay does).
+        """
+        s, b = self.settings, self.bucket
+        start = self.started_at
+        grew_at = self.touched_grew_at if self.snapshots else self._written_grew_at
+        candidates = [start + b.soft_start_min * 60, start + b.stuck_min * 60,
+                      start + s.stall_expected_factor * b.expected_min * 60, grew_at + s.stall_min * 60]
+        if len(self.debris_files) >= s.debris_min:
+            candidates.append(self.progress_at + s.progress_quiet_min * 60)
+        later = [c for c in candidates if c > now]
+        return min(later) if later else float("inf")
+
     def _window_findings(self) -> tuple[Finding | None, Finding | None, Finding | None]:
         s = self.settings
         rep = repetition.check(self._rep_scripts, self._rep_files, same_script=s.rep_same_script,

@@ -61,8 +61,14 @@ class ClaudeAdapter(Adapter):
             if isinstance(block_id, str):
                 if block_id in self._calls:
                     continue  # the same call repeated on another line of the message
-            inp = block.get("input") if isinstance(block.get("input"), dict) else {}
-            path = next((inp[k] for k in _PATH_KEYS if isinstance(inp.get(k), str)), None)
+            inp = block.get("input")
+            if not isinstance(inp, dict):
+                inp = {}
+            path = None
+            for key in _PATH_KEYS:
+                if key in inp and isinstance(inp[key], str):
+                    path = inp[key]
+                    break
             call = self.call(ts, name, command=inp.get("command"), path=path,
                              call_id=block_id if isinstance(block_id, str) else None, cwd=cwd)
             if isinstance(block_id, str):
