@@ -66,8 +66,7 @@ def _new_run_dir(ticket_id: str) -> Path:
 
 def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True) -> Launched:
     ticket = tickets.load(tickets.resolve(ref, cfg), cfg)
-    if ticket.overrides:
-        buckets.with_overrides(ticket.overrides, str(ticket.path), ticket.lines, ("overrides",))
+    settings = buckets.with_overrides(ticket.overrides, str(ticket.path), ticket.lines, ("overrides",))
     if ticket.speed != 1.0 and ticket.agent != "demo":
         raise UserError(f"{ticket.path}: speed is only for the demo agent (real agents run on the wall clock)")
     argv, fmt, prompt_mode, version_cmd = _argv(ticket, cfg)
@@ -82,7 +81,7 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
         "version_command": version_cmd, "agent_version": None,
         "repo": ticket.repo, "base": ticket.base, "branch": f"ticket/{ticket.id}",
         "outputs": ticket.outputs, "overrides": ticket.overrides, "time_scale": ticket.speed,
-        "snapshot_every_s": buckets.settings.snapshot_every_s,
+        "snapshot_every_s": settings.snapshot_every_s,
         "state": "launching", "created_at": now, "started_at": now, "spiral": {},
     }
     runstate.write(run_dir, state)

@@ -20,6 +20,7 @@ from orchestrator.userconfig import UserConfig
 from orchestrator.caseio import read_tracked
 from spiral.clock import parse_ts
 from spiral.detector import Detector
+from spiral.settings import Settings
 
 
 @dataclass
@@ -100,7 +101,7 @@ def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: floa
 
 def _view(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float) -> RunView:
     clock = RunClock.of(state)
-    bucket = buckets.settings.buckets.get(str(state.get("bucket")))
+    bucket = _settings(state, buckets).buckets.get(str(state.get("bucket")))
     ended = parse_ts(state.get("ended_at"))
     until = ended if ended is not None and state.get("state") in runstate.ENDED else real_now
     view = RunView(run_dir, state, expected_min=bucket.expected_min if bucket else 0.0)
@@ -112,9 +113,12 @@ def _view(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: 
     return view
 
 
-def _settings(state: dict[str, Any], buckets: BucketsFile) -> Any:
+def _settings(state: dict[str, Any], buckets: BucketsFile) -> Settings:
+    """The run's settings: buckets.yaml with the ticket's overrides (checked at launch)."""
     overrides = state.get("overrides") or {}
-    return buckets.with_overrides(overrides, f"{state.get('run_id')} overrides", {}, ()) if overrides else buckets.settings
+    if not overrides:
+        return buckets.settings
+    return buckets.with_overrides(overrides, f"{state.get('ticket_path')} (run {state.get('run_id')})", {}, ())
 
 
 def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float, view: RunView) -> None:
@@ -149,7 +153,7 @@ def _liveness(state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: U
     sup = proc.ProcRef.from_dict(state.get("supervisor"))
     agent = proc.ProcRef.from_dict(state.get("agent_pid"))
     created = parse_ts(state.get("created_at")) or real_now
-    bucket = buckets.settings.buckets[state["bucket"]]
+    bucket = _settings(state, buckets).buckets[state["bucket"]]
     facts = liveness.Facts(
         state=state["state"], supervisor_alive=bool(sup and sup.alive()), agent_alive=bool(agent and agent.alive()),
         since_launch_real_s=real_now - created,
