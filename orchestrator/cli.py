@@ -198,7 +198,10 @@ def logs(
 
 
 @app.command()
-def demo() -> None:
+def demo(
+    speed: Annotated[float, typer.Option(help="Clock speed-up: recorded minutes per real minute.",
+                                         min=1, max=1000)] = 60.0,
+) -> None:
     """The embedded default: two demo-agent runs, one healthy and one spiraling.
 
     Builds a sample repo, launches the built-in demo agent on two tickets
@@ -208,6 +211,7 @@ def demo() -> None:
     """
     from orchestrator.config import BucketsFile
     from orchestrator.demo import run_demo, summary_lines
+    from orchestrator.home import runs_dir
     from orchestrator.render import status_table
     from orchestrator.userconfig import load
 
@@ -220,8 +224,8 @@ def demo() -> None:
             console.print(f"[bold]t+{t:.0f}s[/]")
             console.print(status_table([v.to_dict() for v in views]))
 
-    console.print("demo: two recorded runs re-enacted at 60x (one recorded minute per second)...")
-    views = run_demo(BucketsFile(), load(), show)
+    console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}")
+    views = run_demo(BucketsFile(), load(), show, speed)
     console.print("[bold]summary[/]")
     for line in summary_lines(views):
         console.print(line, markup=False)

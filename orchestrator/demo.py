@@ -48,7 +48,7 @@ def make_sample_repo(dest: Path, cases: list[Path]) -> None:
               "sample project"], cwd=dest)
 
 
-def write_tickets(folder: Path, repo: Path, corpus: Path) -> list[Path]:
+def write_tickets(folder: Path, repo: Path, corpus: Path, speed: float) -> list[Path]:
     specs = [
         ("demo-healthy-feature", HEALTHY_CASE, "src/app/core.py",
          "Add the steady feature (re-enacted from a recorded healthy run)."),
@@ -59,20 +59,20 @@ def write_tickets(folder: Path, repo: Path, corpus: Path) -> list[Path]:
     for tid, case, outputs, body in specs:
         path = folder / f"{tid}.md"
         path.write_text(_TICKET.format(id=tid, repo=repo, outputs=outputs, case=corpus / case,
-                                       speed=SPEED, body=body))
+                                       speed=speed, body=body))
         paths.append(path)
     return paths
 
 
-def run_demo(buckets: BucketsFile, cfg: UserConfig,
-             show: Callable[[list[monitor.RunView], float], None]) -> list[monitor.RunView]:
+def run_demo(buckets: BucketsFile, cfg: UserConfig, show: Callable[[list[monitor.RunView], float], None],
+             speed: float = SPEED) -> list[monitor.RunView]:
     corpus = PROJECT_ROOT / "corpus"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     folder = home() / "demo" / stamp
     folder.mkdir(parents=True, exist_ok=True)
     repo = folder / "sample-repo"
     make_sample_repo(repo, [corpus / HEALTHY_CASE, corpus / SPIRAL_CASE])
-    run_dirs = [launch(str(t), cfg, buckets).run_dir for t in write_tickets(folder, repo, corpus)]
+    run_dirs = [launch(str(t), cfg, buckets).run_dir for t in write_tickets(folder, repo, corpus, speed)]
     t0 = time.monotonic()
     views: list[monitor.RunView] = []
     while True:
@@ -87,7 +87,7 @@ def run_demo(buckets: BucketsFile, cfg: UserConfig,
                 if v.state.get("state") in ("launching", "running"):
                     kill_run(v.run_dir, "the demo ran out of time")
             return [monitor.refresh(d, buckets, cfg) for d in run_dirs]
-        time.sleep(0.5)
+        time.sleep(min(0.5, 30.0 / speed))  # at least one look per 30 s of run time
 
 
 def summary_lines(views: list[monitor.RunView]) -> list[str]:

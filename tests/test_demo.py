@@ -1,0 +1,31 @@
+"""The README's main command, on a faster clock: both runs, the spiral verdict."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_demo_shows_both_runs_and_the_spiral_verdict() -> None:
+    p = subprocess.run([sys.executable, "-m", "orchestrator", "demo", "--speed", "300"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    summary = out.split("summary", 1)[1]
+    healthy = summary.split("demo-fixture-shim")[0]
+    assert "demo-healthy-feature" in healthy and "succeeded" in healthy and "no page" in healthy
+    spiral = summary.split("demo-fixture-shim", 1)[1]
+    assert "would have paged at" in spiral
+    assert "tmp_debug_mc" in spiral and "debris files" in spiral
+    assert "stalled" in spiral and "stuck time" in spiral
+    runs = Path(os.environ["ORCHESTRATOR_HOME"]) / "runs"
+    states = {d.name.split("-2")[0]: json.loads((d / "state.json").read_text()) for d in runs.iterdir()}
+    assert states["demo-healthy-feature"]["state"] == "succeeded"
+    shim = states["demo-fixture-shim"]
+    assert shim["state"] == "stalled"
+    assert 70 <= shim["spiral"]["tripped_at_min"] < 85
+    assert {"debris", "repetition"} <= set(shim["spiral"]["page_signals"])
