@@ -137,9 +137,11 @@ def status(as_json: JsonOpt = False) -> None:
     from orchestrator.config import BucketsFile
     from orchestrator.render import status_table
     from orchestrator.userconfig import load
+    from orchestrator.notifier import from_config
     from orchestrator.watch import one_pass
 
-    rows = [v.to_dict() for v in one_pass(BucketsFile(), load())]
+    cfg = load()
+    rows = [v.to_dict() for v in one_pass(BucketsFile(), cfg, from_config(cfg))]
     if as_json:
         _print_json({"version": 1, "runs": rows})
         return
@@ -156,10 +158,12 @@ def watch(
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
     tick: Annotated[float, typer.Option(help="Seconds between passes.", min=0.1)] = 30.0,
 ) -> None:
-    """The background watcher: each tick, evaluate every active run and enforce liveness.
+    """The background watcher: each tick, evaluate every active run, enforce
+    liveness, and send due notifications (retrying failed ones with backoff).
 
     Detection must not depend on anyone calling `status`: keep one watcher
     running (only one may run at a time; a second one exits with a message).
+    `status` sends too; either way a run's page goes out once.
     """
     from orchestrator.config import BucketsFile
     from orchestrator.userconfig import load
@@ -171,7 +175,10 @@ def watch(
                 if ev != "evaluated":
                     typer.echo(f"{v.run_id}: {ev}")
 
-    do_watch(BucketsFile(), load(), once=once, tick_s=tick, report=report)
+    from orchestrator.notifier import from_config
+
+    cfg = load()
+    do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg))
 
 
 @app.command()
@@ -212,6 +219,8 @@ def demo(
     from orchestrator.config import BucketsFile
     from orchestrator.demo import run_demo, summary_lines
     from orchestrator.home import runs_dir
+    from orchestrator.notifier import Notifier, Target
+    from orchestrator.sink import Sink
     from orchestrator.render import status_table
     from orchestrator.userconfig import load
 
@@ -225,10 +234,20 @@ def demo(
             console.print(status_table([v.to_dict() for v in views]))
 
     console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}")
-    views = run_demo(BucketsFile(), load(), show, speed)
+    with Sink() as sink:
+        # the demo's pages go to a receiver it runs itself on 127.0.0.1, not to your phone
+        notifier = Notifier(targets=[Target(sink.url())], events=("spiral", "stalled"))
+        console.print(f"notifications go to a local sink: {sink.url()}")
+        views = run_demo(BucketsFile(), load(), show, speed, notifier)
+        received = sink.messages()
     console.print("[bold]summary[/]")
     for line in summary_lines(views):
         console.print(line, markup=False)
+    console.print(f"[bold]delivered to the local sink ({len(received)} notification(s))[/]")
+    for msg in received:
+        body = msg["body"]
+        console.print(f"--- {body.get('title', '')}", markup=False)
+        console.print(str(body.get("message", body)), markup=False)
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from orchestrator.caseio import read_tracked
 from orchestrator.config import PROJECT_ROOT, BucketsFile
 from orchestrator.home import home
 from orchestrator.launch import launch
+from orchestrator.notifier import Notifier
 from orchestrator.userconfig import UserConfig
 
 HEALTHY_CASE = "healthy-001-steady-feature"
@@ -65,7 +66,7 @@ def write_tickets(folder: Path, repo: Path, corpus: Path, speed: float) -> list[
 
 
 def run_demo(buckets: BucketsFile, cfg: UserConfig, show: Callable[[list[monitor.RunView], float], None],
-             speed: float = SPEED) -> list[monitor.RunView]:
+             speed: float = SPEED, notifier: Notifier | None = None) -> list[monitor.RunView]:
     corpus = PROJECT_ROOT / "corpus"
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     folder = home() / "demo" / stamp
@@ -76,7 +77,7 @@ def run_demo(buckets: BucketsFile, cfg: UserConfig, show: Callable[[list[monitor
     t0 = time.monotonic()
     views: list[monitor.RunView] = []
     while True:
-        views = [monitor.refresh(d, buckets, cfg) for d in run_dirs]
+        views = [monitor.refresh(d, buckets, cfg, notifier=notifier) for d in run_dirs]
         show(views, time.monotonic() - t0)
         if all(v.state.get("state") not in ("launching", "running") for v in views):
             return views
@@ -86,7 +87,7 @@ def run_demo(buckets: BucketsFile, cfg: UserConfig, show: Callable[[list[monitor
             for v in views:
                 if v.state.get("state") in ("launching", "running"):
                     kill_run(v.run_dir, "the demo ran out of time")
-            return [monitor.refresh(d, buckets, cfg) for d in run_dirs]
+            return [monitor.refresh(d, buckets, cfg, notifier=notifier) for d in run_dirs]
         time.sleep(min(0.5, 30.0 / speed))  # at least one look per 30 s of run time
 
 

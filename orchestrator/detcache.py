@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.atomic import write_bytes_atomic
@@ -17,8 +18,10 @@ from orchestrator.caseio import parse_snapshot_line
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import parse_envelope
+from spiral.model import ToolCall
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
+RECENT = 5  # tool calls kept for the page's "last tool calls"
 _CHUNK = 4 << 20
 
 
@@ -30,6 +33,7 @@ class Cached:
     events_offset: int = 0
     workspace_offset: int = 0
     skipped_lines: int = 0
+    recent: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT))
 
 
 def load(path: Path) -> Cached | None:
@@ -47,6 +51,11 @@ def save(path: Path, cached: Cached) -> None:
 
 def fresh(detector: Detector, fmt: str, workdir: str) -> Cached:
     return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir))
+
+
+def _brief(call: ToolCall) -> str:
+    what = " ".join((call.command or call.path or "").split())
+    return f"{call.tool} {what[:150]}".rstrip() + (" [error]" if call.is_error else "")
 
 
 def _complete_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
@@ -99,7 +108,10 @@ def catch_up(cached: Cached, run_dir: Path) -> int:
         while j < len(snaps) and snaps[j].ts < env[0]:
             det.add_snapshot(snaps[j])
             j += 1
-        det.add_calls(adapter.feed(*env))
+        calls = adapter.feed(*env)
+        if calls:
+            det.add_calls(calls)
+            cached.recent.extend(_brief(c) for c in calls)
     for snap in snaps[j:]:
         det.add_snapshot(snap)
     return det.calls - before

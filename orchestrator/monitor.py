@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator import casefile, detcache, liveness, proc, runstate
+from orchestrator import casefile, delivery, detcache, liveness, proc, runstate
 from orchestrator.config import BucketsFile
 from orchestrator.errors import UserError
 from orchestrator.home import runs_dir
 from orchestrator.runclock import RunClock
+from orchestrator.notifier import Notifier
 from orchestrator.userconfig import UserConfig
 from orchestrator.caseio import read_tracked
 from spiral.clock import parse_ts
@@ -54,6 +55,7 @@ class RunView:
             "evidence": spiral.get("evidence", []),
             "tripped_at_min": spiral.get("tripped_at_min"),
             "notified": bool(spiral.get("notified")),
+            "page_error": ((s.get("notices") or {}).get("spiral") or {}).get("last_error"),
             "hints": s.get("hints", []),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
             "started_at": s.get("started_at"),
@@ -81,7 +83,9 @@ def find_run(ref: str) -> Path:
     raise UserError(f"no run {ref!r} in {root}")
 
 
-def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: float | None = None) -> RunView:
+def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: float | None = None,
+            notifier: Notifier | None = None) -> RunView:
+    """Evaluate one run, enforce liveness, and send what is due (when given a notifier)."""
     real_now = time.time() if real_now is None else real_now
     with runstate.locked(run_dir):
         state = runstate.read(run_dir)
@@ -95,6 +99,10 @@ def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: floa
             runstate.write(run_dir, state)
     if decision is not None:
         _stop(run_dir, decision, view)
+        view.state = runstate.read(run_dir)
+    if notifier is not None and delivery.due(view.state, notifier):
+        for event, what in delivery.deliver_due(run_dir, notifier):
+            view.events.append(f"{event} notice {what}")
         view.state = runstate.read(run_dir)
     return view
 
@@ -140,7 +148,8 @@ def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_n
     seen = sorted(set(spiral.get("signals_seen", [])) | set(verdict.signals))
     if verdict.should_page and not spiral.get("tripped_in_soft_band"):
         new.update(tripped_in_soft_band=True, tripped_at_min=round(verdict.elapsed_min, 2),
-                   page_evidence=list(verdict.evidence), page_signals=list(verdict.signals))
+                   page_evidence=list(verdict.evidence), page_signals=list(verdict.signals),
+                   page_recent=list(cached.recent))
         view.events.append("tripped")
     if any(spiral.get(k) != v for k, v in new.items()) or seen != spiral.get("signals_seen"):
         spiral.update(new, signals_seen=seen)
@@ -191,5 +200,5 @@ def _stop(run_dir: Path, decision: liveness.Decision, view: RunView) -> None:
         casefile.write_run_case(run_dir, final, clock.at(ended))
 
 
-def refresh_all(buckets: BucketsFile, cfg: UserConfig) -> list[RunView]:
-    return [refresh(d, buckets, cfg) for d in list_run_dirs()]
+def refresh_all(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
+    return [refresh(d, buckets, cfg, notifier=notifier) for d in list_run_dirs()]

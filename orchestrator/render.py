@@ -56,7 +56,12 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
                "killed": "magenta", "lost": "red", "launching": "cyan"}
     for r in rows:
         state = f"[{colours.get(r['state'], 'white')}]{r['state']}[/]"
-        page = "sent" if r["notified"] else (f"due @{r['tripped_at_min']:g}m" if r["tripped_at_min"] is not None else "-")
+        if r["notified"]:
+            page = f"sent @{r['tripped_at_min']:g}m"
+        elif r["tripped_at_min"] is not None:
+            page = f"[red]undelivered[/] @{r['tripped_at_min']:g}m" if r.get("page_error") else f"due @{r['tripped_at_min']:g}m"
+        else:
+            page = "-"
         signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(r["hints"]) if r["hints"] else "-")
         table.add_row(r["id"], r["ticket"], r["bucket"], state,
                       f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min", r["region"], signals,

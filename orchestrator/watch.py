@@ -13,6 +13,7 @@ from orchestrator import monitor
 from orchestrator.config import BucketsFile
 from orchestrator.errors import UserError
 from orchestrator.home import home
+from orchestrator.notifier import Notifier
 from orchestrator.userconfig import UserConfig
 
 
@@ -40,22 +41,22 @@ def single_watcher() -> Iterator[None]:
         fh.close()
 
 
-def one_pass(buckets: BucketsFile, cfg: UserConfig) -> list[monitor.RunView]:
+def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[monitor.RunView]:
     views = []
     for run_dir in monitor.list_run_dirs():
         try:
-            views.append(monitor.refresh(run_dir, buckets, cfg))
+            views.append(monitor.refresh(run_dir, buckets, cfg, notifier=notifier))
         except UserError:
             continue  # one broken run folder must not blind the watcher to the others
     return views
 
 
 def watch(buckets: BucketsFile, cfg: UserConfig, *, once: bool, tick_s: float,
-          report: Callable[[list[monitor.RunView]], None]) -> None:
+          report: Callable[[list[monitor.RunView]], None], notifier: Notifier | None = None) -> None:
     with single_watcher():
         while True:
             started = time.monotonic()
-            report(one_pass(buckets, cfg))
+            report(one_pass(buckets, cfg, notifier))
             if once:
                 return
             time.sleep(max(0.0, tick_s - (time.monotonic() - started)))

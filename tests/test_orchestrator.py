@@ -18,25 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 FAST = {"snapshot_every_seconds": 0.3}
 STATUS_KEYS = {"id", "ticket", "bucket", "agent", "state", "reason", "elapsed_min", "expected_min", "region",
-               "signals", "suspicion", "evidence", "tripped_at_min", "notified", "hints", "last_activity_s",
+               "signals", "suspicion", "evidence", "tripped_at_min", "notified", "page_error", "hints", "last_activity_s",
                "started_at", "ended_at"}
-
-
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args], cwd=cwd,
-                   check=True, capture_output=True)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "origin"
-    (r / "src").mkdir(parents=True)
-    (r / "src" / "app.py").write_text("print('hi')\n")
-    (r / "run_tests.sh").write_text("#!/bin/sh\necho ok\n")
-    git("init", "-q", "-b", "main", cwd=r)
-    git("add", "-A", cwd=r)
-    git("commit", "-q", "-m", "init", cwd=r)
-    return r
 
 
 @pytest.fixture

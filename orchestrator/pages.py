@@ -1,0 +1,88 @@
+"""What a notification says: composed from the run's record, secrets redacted (pure)."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_LINE = 220
+MAX_BODY = 1800
+
+# Tokens that must never leave the machine in a page, whatever the agent printed.
+_SECRETS = [
+    (re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,})"), "sk-[REDACTED]"),
+    (re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), "[REDACTED-GITHUB-TOKEN]"),
+    (re.compile(r"\b(xox[abprs]-[A-Za-z0-9-]{10,})"), "[REDACTED-SLACK-TOKEN]"),
+    (re.compile(r"\b(AKIA[0-9A-Z]{16})\b"), "[REDACTED-AWS-KEY]"),
+    (re.compile(r"\b(AIza[0-9A-Za-z_\-]{30,})"), "[REDACTED-GOOGLE-KEY]"),
+    (re.compile(r"\b(eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})"), "[REDACTED-JWT]"),
+    (re.compile(r"(?i)\b(bearer|token|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"), r"\1 [REDACTED]"),
+    (re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+@"), r"\1[REDACTED]@"),
+    (re.compile(r"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd)[A-Za-z0-9_]*)"
+                r"(\s*[=:]\s*|\s+)(['\"]?)[^\s'\"]{4,}\3"), r"\1\2\3[REDACTED]\3"),
+]
+
+ENDING_TITLES = {
+    "stalled": "run {run} stalled",
+    "failed": "run {run} failed",
+    "succeeded": "run {run} succeeded",
+    "killed": "run {run} was killed",
+    "lost": "run {run} was lost",
+}
+
+
+def redact(text: str) -> str:
+    for pattern, repl in _SECRETS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def _cut(line: str, limit: int = MAX_LINE) -> str:
+    line = " ".join(line.split()) if "\n" in line else line
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _finish(lines: list[str]) -> str:
+    out: list[str] = []
+    total = 0
+    for line in lines:
+        line = _cut(redact(line))
+        if total + len(line) + 1 > MAX_BODY:
+            out.append("... (cut)")
+            break
+        out.append(line)
+        total += len(line) + 1
+    return "\n".join(out)
+
+
+def spiral_page(state: dict[str, Any], cli: str = "./dev.sh") -> tuple[str, str]:
+    """(title, body) of the page for a run that tripped the detector in the soft band."""
+    run = state["run_id"]
+    spiral = state.get("spiral") or {}
+    evidence = list(spiral.get("page_evidence") or spiral.get("evidence") or [])
+    signals = list(spiral.get("page_signals") or spiral.get("signals") or [])
+    wall = evidence.pop() if evidence and evidence[-1].endswith("expected wall-clock") else ""
+    title = f"run {run} may be spiraling"
+    lines = [f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket, agent {state.get('agent')}): "
+             f"{spiral.get('tripped_at_min', 0):.0f} min in" + (f", {wall}" if wall else "") + "."]
+    lines.append("Signals:")
+    lines.extend(f"- {name}: {text}" for name, text in zip(signals, evidence))
+    recent = spiral.get("page_recent") or []
+    if recent:
+        lines.append("Last tool calls:")
+        lines.extend(f"  {r}" for r in recent)
+    lines.append("Act:")
+    lines.append(f"  {cli} logs {run}")
+    lines.append(f"  {cli} kill {run}")
+    return title, _finish(lines)
+
+
+def ending_notice(state: dict[str, Any], event: str, cli: str = "./dev.sh") -> tuple[str, str]:
+    run = state["run_id"]
+    title = ENDING_TITLES.get(event, "run {run}: " + event).format(run=run)
+    lines = [f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket): {event}"
+             + (f": {state['reason']}" if state.get("reason") else "") + "."]
+    hints = state.get("hints") or []
+    if hints:
+        lines.append("Spiral signals seen: " + ", ".join(hints))
+    lines.append(f"  {cli} logs {run}")
+    return title, _finish(lines)

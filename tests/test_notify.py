@@ -1,0 +1,207 @@
+"""The page: delivered to a real HTTP receiver exactly once, across races, outages and crashes."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.pages import redact
+from tests.receiver import Receiver
+from tests.test_orchestrator import FAKE_AGENT, ROOT, cli, launch, state, status_json, ticket, wait
+
+SECRET = "sk-ant-api03-" + "Q" * 40
+BEARER = "abcdefghijklmnop1234567890"
+TINY = {"snapshot_every_seconds": 0.3,
+        "buckets": {"small": {"expected_min": 0.01, "soft_start_min": 0.03, "stuck_min": 2.0}}}
+
+
+def config(home: Path, notify: dict[str, Any], heartbeat: float | None = None) -> None:
+    cfg: dict[str, Any] = {"agents": {"fake": {"command": [sys.executable, str(FAKE_AGENT)], "format": "generic"}},
+                           "notify": notify}
+    if heartbeat:
+        cfg["heartbeat_seconds"] = heartbeat
+    (home / "config.yaml").write_text(json.dumps(cfg))
+
+
+def spiral_body(n: int = 400, secret: bool = False) -> str:
+    cmd = f"python tmp_loop.py --token={SECRET}" if secret else "python tmp_loop.py"
+    steps = ["write tmp_loop.py"]
+    if secret:
+        steps.append(json.dumps({"tool": "Bash", "command": f"curl -H 'Authorization: Bearer {BEARER}' "
+                                                              f"https://user:hunter2pass@example.com/x"}).join(["say ", ""]))
+    steps += [f'say {json.dumps({"tool": "Bash", "command": cmd})}', "sleep 0.05"] * n
+    return "\n".join(steps)
+
+
+@pytest.fixture
+def home() -> Path:
+    h = Path(os.environ["ORCHESTRATOR_HOME"])
+    h.mkdir(parents=True, exist_ok=True)
+    return h
+
+
+@pytest.fixture
+def receiver() -> Any:
+    r = Receiver().start()
+    yield r
+    r.stop()
+
+
+def spiral_pages(r: Receiver, run_id: str) -> int:
+    return sum(1 for t in r.titles() if t == f"run {run_id} may be spiraling")
+
+
+def start_watcher(tick: float = 0.2) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "orchestrator", "watch", "--tick", str(tick)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_one_page_with_watcher_and_20_status_processes_racing(tmp_path: Path, repo: Path, home: Path,
+                                                              receiver: Receiver) -> None:
+    config(home, {"urls": [receiver.url]})
+    run_id = launch(ticket(tmp_path, repo, spiral_body(), overrides=TINY))
+    watcher = start_watcher()
+    try:
+        racers = [subprocess.Popen([sys.executable, "-c",
+                                    "import subprocess, sys, time\n"
+                                    "end = time.time() + 6\n"
+                                    "while time.time() < end:\n"
+                                    "    subprocess.run([sys.executable, '-m', 'orchestrator', 'status', '--json'],"
+                                    " capture_output=True)\n"], cwd=ROOT)
+                  for _ in range(20)]
+        for r in racers:
+            r.wait(timeout=120)
+        wait(lambda: spiral_pages(receiver, run_id) >= 1, timeout=20, what="the page")
+        time.sleep(1.5)  # a few more watcher ticks
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)
+    assert spiral_pages(receiver, run_id) == 1
+    s = state(home, run_id)
+    assert s["spiral"]["notified"] is True and s["notices"]["spiral"]["delivered"] is True
+    assert s["notices"]["spiral"]["attempts"] == 1
+    cli("kill", run_id)
+
+
+def test_receiver_down_then_up_delivers_exactly_once_later(tmp_path: Path, repo: Path, home: Path) -> None:
+    down = Receiver()  # not started: nothing listens on its port yet
+    config(home, {"urls": [down.url], "retry_initial_seconds": 0.5, "retry_max_seconds": 1})
+    run_id = launch(ticket(tmp_path, repo, spiral_body(), overrides=TINY))
+
+    def attempts() -> int:
+        status_json()
+        return int(state(home, run_id).get("notices", {}).get("spiral", {}).get("attempts", 0))
+
+    wait(lambda: attempts() >= 1, timeout=20, what="a first delivery attempt")
+    row = next(r for r in status_json()["runs"] if r["id"] == run_id)
+    assert row["notified"] is False and row["page_error"], row
+    rec = state(home, run_id)["notices"]["spiral"]
+    assert not rec.get("delivered")
+    assert "apprise delivery failed" in rec["last_error"]
+    down.start()
+    try:
+        wait(lambda: (status_json() and spiral_pages(down, run_id) >= 1), timeout=20, what="the late page")
+        for _ in range(5):
+            status_json()
+        assert spiral_pages(down, run_id) == 1
+        rec = state(home, run_id)["notices"]["spiral"]
+        assert rec["delivered"] is True and rec["attempts"] >= 2 and rec["last_error"] is None
+        table = cli("status").stdout
+        assert "sent" in table
+    finally:
+        down.stop()
+        cli("kill", run_id)
+
+
+def test_watcher_killed_and_restarted_pages_once(tmp_path: Path, repo: Path, home: Path,
+                                                 receiver: Receiver) -> None:
+    config(home, {"urls": [receiver.url]})
+    run_id = launch(ticket(tmp_path, repo, spiral_body(), overrides=TINY))
+    first = start_watcher()
+    try:
+        wait(lambda: spiral_pages(receiver, run_id) == 1, timeout=20, what="the page")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    second = start_watcher()
+    try:
+        time.sleep(2.0)
+        assert second.poll() is None, second.stderr.read() if second.stderr else ""
+    finally:
+        second.terminate()
+        second.wait(timeout=10)
+    assert spiral_pages(receiver, run_id) == 1
+    cli("kill", run_id)
+
+
+def test_secrets_in_agent_output_never_reach_the_receiver(tmp_path: Path, repo: Path, home: Path,
+                                                          receiver: Receiver) -> None:
+    config(home, {"urls": [receiver.url]})
+    run_id = launch(ticket(tmp_path, repo, spiral_body(secret=True), overrides=TINY))
+    wait(lambda: bool(status_json()) and spiral_pages(receiver, run_id) == 1, timeout=20, what="the page")
+    body = "\n".join(receiver.messages())
+    assert "tmp_loop.py" in body and "logs " + run_id in body and "kill " + run_id in body
+    assert SECRET not in body and SECRET[:20] not in body
+    assert BEARER not in body and "hunter2pass" not in body
+    assert "[REDACTED]" in body
+    cli("kill", run_id)
+
+
+def test_ending_notices_hook_and_tags(tmp_path: Path, repo: Path, home: Path, receiver: Receiver) -> None:
+    ends_only = Receiver().start()
+    out = tmp_path / "hook.txt"
+    hook = [sys.executable, "-c", "import os; open(os.environ['HOOK_OUT'], 'a').write("
+            "os.environ['ORCH_EVENT'] + ' ' + os.environ['ORCH_RUN_ID'] + ' ' + os.environ['ORCH_TICKET'] + '\\n')"]
+    os.environ["HOOK_OUT"] = str(out)
+    try:
+        config(home, {"urls": [{"url": ends_only.url, "tags": ["ends"]}, receiver.url],
+                      "events": ["spiral", "stalled", "succeeded"], "command": hook}, heartbeat=1.0)
+        ok_run = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}', name="ok"))
+        wait(lambda: state(home, ok_run)["state"] == "succeeded")
+        silent = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 60', name="quiet"))
+        time.sleep(1.8)
+        for _ in range(3):
+            status_json()
+        titles = receiver.titles()
+        assert titles.count(f"run {ok_run} succeeded") == 1
+        assert titles.count(f"run {silent} stalled") == 1
+        assert sorted(ends_only.titles()) == sorted([f"run {ok_run} succeeded", f"run {silent} stalled"])
+        hooked = out.read_text().splitlines()
+        assert sorted(hooked) == sorted([f"succeeded {ok_run} ok", f"stalled {silent} quiet"])
+    finally:
+        ends_only.stop()
+        os.environ.pop("HOOK_OUT", None)
+
+
+def test_bad_notify_config_is_one_line(tmp_path: Path, repo: Path, home: Path) -> None:
+    config(home, {"urls": [{"link": "x"}]})
+    p = cli("status")
+    assert p.returncode == 2 and "config.yaml" in p.stderr and "notify.urls" in p.stderr
+    config(home, {"events": ["spiral", "exploded"]})
+    p = cli("watch", "--once")
+    assert p.returncode == 2 and "notify.events" in p.stderr
+
+
+@pytest.mark.parametrize("text, secret", [
+    (f"python x.py --token={SECRET}", SECRET),
+    ("export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz123456", "abcdefghijklmnopqrstuvwxyz123456"),
+    ("curl -H 'Authorization: Bearer abcdefghijklmnop1234567890'", "abcdefghijklmnop1234567890"),
+    ("git clone https://bob:s3cretpassw0rd@example.com/r.git", "s3cretpassw0rd"),
+    ("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("aws AKIAABCDEFGHIJKLMNOP", "AKIAABCDEFGHIJKLMNOP"),
+    ("password: hunter2hunter2", "hunter2hunter2"),
+])
+def test_redact(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+def test_redact_keeps_ordinary_text() -> None:
+    text = "12 of 20 tool calls ran tmp_debug_mc.py (made during the run)"
+    assert redact(text) == text
