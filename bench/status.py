@@ -39,10 +39,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import psutil
@@ -65,6 +66,8 @@ MAX_ARG_BYTES = 128 * 1024 - 1  # Linux MAX_ARG_STRLEN: the prompt is one argv e
 STATUS_IMPORTS = ("import orchestrator.cli, orchestrator.config, orchestrator.render, "
                   "orchestrator.userconfig, orchestrator.watch")
 MB = 1024 * 1024
+KILLERS = 16  # runs killed at a time
+T = TypeVar("T")
 
 # a healthy agent's vocabulary: many distinct targets, so no window signal fills up
 PKGS = ["core", "api", "cli", "db", "io", "net", "auth", "cache", "jobs", "web", "util", "model"]
@@ -102,10 +105,12 @@ def spread(xs: Sequence[float]) -> str:
     return f"median {med(xs):.3f} s  (min {min(xs):.3f}, max {max(xs):.3f}, n={len(xs)})"
 
 
-def wall(argv: Sequence[str], timeout: float = 900) -> tuple[float, subprocess.CompletedProcess[str]]:
+def wall(argv: Sequence[str], env: dict[str, str] | None = None,
+         timeout: float = 900) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Wall time of one subprocess, run from the project root like a person would."""
     started = time.perf_counter()
-    p = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, **(env or {})})
     return time.perf_counter() - started, p
 
 
@@ -218,6 +223,9 @@ class StatusNumbers:
     cli: list[float]
     inproc_first: float
     inproc: list[float]
+    rewrites: list[int]  # runs whose state.json a spaced in-process pass rewrote
+    inproc_idle: list[float]
+    rewrites_idle: list[int]
 
 
 def check_rows(bench: Bench, rows: list[dict[str, Any]], when: str) -> None:
@@ -248,48 +256,72 @@ def status_cli(bench: Bench, when: str) -> float:
     return took
 
 
-def status_inproc(bench: Bench, when: str) -> float:
+def status_inproc(bench: Bench, when: str) -> tuple[float, int]:
+    """One in-process pass: (seconds, runs whose state.json it rewrote)."""
     started = time.perf_counter()
     views = one_pass(BucketsFile(), load())
     took = time.perf_counter() - started
     check_rows(bench, [v.to_dict() for v in views], when)
-    return took
+    return took, sum(1 for v in views if v.events)
+
+
+def spaced(bench: Bench, call: Callable[[Bench, str], T], when: str, repeats: int) -> list[T]:
+    """`repeats` calls, each after a pause in which every agent prints a line."""
+    out = []
+    for _ in range(repeats):
+        time.sleep(LINE_EVERY_S + 0.1)
+        out.append(call(bench, when))
+    return out
 
 
 def measure_status(bench: Bench, label: str, repeats: int) -> StatusNumbers:
     first = status_cli(bench, f"{label}, first CLI call")
-    cli = [status_cli(bench, f"{label}, CLI call") for _ in range(repeats)]
-    inproc_first = status_inproc(bench, f"{label}, first in-process pass")
-    inproc = [status_inproc(bench, f"{label}, in-process pass") for _ in range(repeats)]
-    return StatusNumbers(first, cli, inproc_first, inproc)
+    cli = spaced(bench, status_cli, f"{label}, CLI call", repeats)
+    inproc_first, _ = status_inproc(bench, f"{label}, first in-process pass")
+    inproc = spaced(bench, status_inproc, f"{label}, in-process pass", repeats)
+    idle = [status_inproc(bench, f"{label}, back-to-back in-process pass") for _ in range(repeats)]
+    return StatusNumbers(first, cli, inproc_first, [t for t, _ in inproc], [n for _, n in inproc],
+                         [t for t, _ in idle], [n for _, n in idle])
 
 
 def report_status(title: str, n: StatusNumbers, runs: int, floor: float, first_what: str) -> None:
     section(title)
     row(f"CLI `status --json`, first call ({first_what})", secs(n.first_cli))
-    row("CLI `status --json`, steady state", spread(n.cli))
-    row("  of which the startup floor (imports, no runs)", secs(floor))
+    row("CLI `status --json`, steady state (every run has new lines)", spread(n.cli))
+    row("  of which the startup floor (status over no runs)", secs(floor))
     row("  the rest, per run", f"{(med(n.cli) - floor) / runs * 1000:.1f} ms")
     row("in-process one_pass(BucketsFile(), load()), first call", secs(n.inproc_first))
-    row("in-process one_pass, steady state", spread(n.inproc))
+    row("in-process one_pass, steady state (every run has new lines)", spread(n.inproc))
     row("  per run", f"{med(n.inproc) / runs * 1000:.1f} ms")
+    row("  state.json rewritten per pass (median)", f"{med(n.rewrites):.0f} of {runs} runs")
+    row("in-process one_pass, back-to-back (little or nothing new)", spread(n.inproc_idle))
+    row("  state.json rewritten per pass (median)", f"{med(n.rewrites_idle):.0f} of {runs} runs")
 
 
-def measure_floor(repeats: int) -> dict[str, float]:
-    probes = {"python -c pass": "pass",
-              'python -c "import orchestrator.cli"': "import orchestrator.cli",
-              "python -c \"import <every module `status` imports>\"": STATUS_IMPORTS}
+FLOOR = "`status --json` over an empty state folder"
+
+
+def measure_floor(bench: Bench, repeats: int) -> dict[str, float]:
+    empty = bench.home / "empty-home"
+    empty.mkdir()
+    probes: dict[str, tuple[list[str], dict[str, str]]] = {
+        "python -c pass": ([PY, "-c", "pass"], {}),
+        'python -c "import orchestrator.cli"': ([PY, "-c", "import orchestrator.cli"], {}),
+        "python -c \"import <every module `status` imports>\"": ([PY, "-c", STATUS_IMPORTS], {}),
+        FLOOR: (orchestrator_cli("status", "--json"), {"ORCHESTRATOR_HOME": str(empty)}),
+    }
     out = {}
-    for label, code in probes.items():
-        wall([PY, "-c", code])  # warm the page cache and .pyc files
-        out[label] = med([wall([PY, "-c", code])[0] for _ in range(repeats)])
+    for label, (argv, env) in probes.items():
+        wall(argv, env)  # warm the page cache and .pyc files
+        out[label] = med([wall(argv, env)[0] for _ in range(repeats)])
     return out
 
 
 def report_floor(floor: dict[str, float]) -> None:
-    section("startup floor: subprocess wall time with nothing to do (median)")
+    section("startup floor: subprocess wall time with no run to look at (median)")
     for label, took in floor.items():
         row(label, secs(took))
+    row("  (the last adds typer building the app; typer 0.29 imports pydantic then)", "")
 
 
 # ---- long logs ------------------------------------------------------------------------
@@ -385,17 +417,32 @@ def report_memory(bench: Bench) -> None:
 
 # ---- kill and the leftover check ---------------------------------------------------------
 
-def kill_all(bench: Bench) -> float:
+def kill_one(run_dir: Path, reason: str) -> tuple[float, dict[str, Any] | str]:
+    """kill_run on one run: (seconds, its final state, or the error text)."""
     started = time.perf_counter()
-    for run_dir in bench.run_dirs:
-        try:
-            final = kill_run(run_dir, reason="benchmark over")
-        except UserError as exc:
-            bench.problem(f"kill: {exc}")
-            continue
-        if final.get("state") != "killed":
+    try:
+        final: dict[str, Any] | str = kill_run(run_dir, reason=reason)
+    except UserError as exc:
+        final = str(exc)
+    return time.perf_counter() - started, final
+
+
+def kill_runs(run_dirs: list[Path], reason: str) -> list[tuple[float, dict[str, Any] | str]]:
+    with ThreadPoolExecutor(max_workers=KILLERS) as pool:
+        return list(pool.map(lambda d: kill_one(d, reason), run_dirs))
+
+
+def kill_all(bench: Bench) -> tuple[float, list[float]]:
+    """Kill every run, KILLERS at a time: (total seconds, seconds per kill)."""
+    started = time.perf_counter()
+    results = kill_runs(bench.run_dirs, "benchmark over")
+    total = time.perf_counter() - started
+    for run_dir, (_, final) in zip(bench.run_dirs, results):
+        if isinstance(final, str):
+            bench.problem(f"kill: {final}")
+        elif final.get("state") != "killed":
             bench.problem(f"kill: {run_dir.name} ended as {final.get('state')}: {final.get('reason')}")
-    return time.perf_counter() - started
+    return total, [took for took, _ in results]
 
 
 def under_home(p: psutil.Process, home: str) -> bool:
@@ -418,10 +465,13 @@ def leftovers(bench: Bench) -> tuple[list[proc.ProcRef], list[proc.ProcRef], lis
     return sups, agents, others
 
 
-def report_kill(bench: Bench, took: float) -> None:
+def report_kill(bench: Bench, total: float, each: list[float]) -> None:
     section("kill every run (orchestrator.kill.kill_run) and look for survivors")
     states = [runstate.read(d).get("state") for d in bench.run_dirs]
-    row(f"kill {len(bench.run_dirs)} runs, one after another", f"{secs(took)} ({took / len(bench.run_dirs):.3f} s/run)")
+    row(f"kill {len(bench.run_dirs)} runs, {KILLERS} at a time", secs(total))
+    row("  one kill_run", spread(each))
+    codes = [runstate.read(d).get("exit_code") for d in bench.run_dirs]
+    row("agent exit codes recorded", ", ".join(f"{c}: {codes.count(c)}" for c in sorted(set(codes), key=str)))
     row("runs recorded `killed`", f"{states.count('killed')} of {len(states)}")
     sups, agents, others = leftovers(bench)
     row("supervisors still alive", str(len(sups)))
@@ -442,12 +492,11 @@ def cleanup(bench: Bench) -> None:
     deadline = time.monotonic() + 10  # a run interrupted mid-launch: let its supervisor record itself
     while time.monotonic() < deadline and any(_state(d) == "launching" for d in run_dirs):
         time.sleep(0.1)
-    for run_dir in run_dirs:
-        if _state(run_dir) in runstate.ACTIVE:
-            try:
-                kill_run(run_dir, reason="benchmark cleanup")
-            except Exception as exc:  # noqa: BLE001 - keep cleaning the others
-                say(f"cleanup: kill {run_dir.name}: {exc}")
+    active = [d for d in run_dirs if _state(d) in runstate.ACTIVE]
+    try:
+        kill_runs(active, "benchmark cleanup")
+    except Exception as exc:  # noqa: BLE001 - what is left is killed by pid below
+        say(f"cleanup: kill_run: {type(exc).__name__}: {exc}")
     bench.run_dirs = run_dirs
     sups, agents, others = leftovers(bench)
     for ref in sups + agents:
@@ -484,7 +533,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def default_agent_seconds(runs: int, lines: int) -> float:
     """Generously longer than the benchmark: launches, status calls, the long-log catch-up."""
-    return 240.0 + runs * 4.0 + runs * lines / 20_000
+    return 180.0 + runs * 3.0 + runs * lines * 30e-6
 
 
 def header(args: argparse.Namespace, agent_seconds: float, home: Path) -> None:
@@ -505,9 +554,9 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
     state_bytes = [(d / "state.json").stat().st_size for d in bench.run_dirs]
     report_launch(launch_times, prompt_bytes, state_bytes)
 
-    floor = measure_floor(args.repeats)
+    floor = measure_floor(bench, args.repeats)
     report_floor(floor)
-    status_floor = floor["python -c \"import <every module `status` imports>\""]
+    status_floor = floor[FLOOR]
 
     time.sleep(2.0)  # every agent has printed a few lines
     small = measure_status(bench, "small logs", args.repeats)
@@ -525,8 +574,7 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
     report_ratio(small, big, cold, status_floor, args.lines)
 
     report_memory(bench)
-    took = kill_all(bench)
-    report_kill(bench, took)
+    report_kill(bench, *kill_all(bench))
 
 
 def main(argv: list[str]) -> int:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_TRACES
+from tests.conftest import REAL_TRACES
 
 from spiral import model
 from spiral.adapters import make_adapter
