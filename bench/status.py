@@ -121,6 +121,7 @@ def orchestrator_cli(*args: str) -> list[str]:
 @dataclass
 class Bench:
     home: Path
+    empty_home: Path
     run_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -221,6 +222,7 @@ def report_launch(times: list[float], prompt_bytes: int, state_bytes: list[int])
 class StatusNumbers:
     first_cli: float
     cli: list[float]
+    floor: list[float]  # `status --json` over an empty state folder, timed next to each CLI call
     inproc_first: float
     inproc: list[float]
     rewrites: list[int]  # runs whose state.json a spaced in-process pass rewrote
@@ -274,22 +276,32 @@ def spaced(bench: Bench, call: Callable[[Bench, str], T], when: str, repeats: in
     return out
 
 
+def floor_and_status(bench: Bench, when: str) -> tuple[float, float]:
+    return empty_status(bench), status_cli(bench, when)
+
+
 def measure_status(bench: Bench, label: str, repeats: int) -> StatusNumbers:
     first = status_cli(bench, f"{label}, first CLI call")
-    cli = spaced(bench, status_cli, f"{label}, CLI call", repeats)
+    pairs = spaced(bench, floor_and_status, f"{label}, CLI call", repeats)
     inproc_first, _ = status_inproc(bench, f"{label}, first in-process pass")
     inproc = spaced(bench, status_inproc, f"{label}, in-process pass", repeats)
     idle = [status_inproc(bench, f"{label}, back-to-back in-process pass") for _ in range(repeats)]
-    return StatusNumbers(first, cli, inproc_first, [t for t, _ in inproc], [n for _, n in inproc],
+    return StatusNumbers(first, [c for _, c in pairs], [f for f, _ in pairs], inproc_first, [t for t, _ in inproc], [n for _, n in inproc],
                          [t for t, _ in idle], [n for _, n in idle])
 
 
-def report_status(title: str, n: StatusNumbers, runs: int, floor: float, first_what: str) -> None:
+def per_run_ms(total: float, floor: float, runs: int) -> str:
+    if total <= floor:
+        return "below the timing noise"
+    return f"{(total - floor) / runs * 1000:.1f} ms"
+
+
+def report_status(title: str, n: StatusNumbers, runs: int, first_what: str) -> None:
     section(title)
     row(f"CLI `status --json`, first call ({first_what})", secs(n.first_cli))
     row("CLI `status --json`, steady state (every run has new lines)", spread(n.cli))
-    row("  of which the startup floor (status over no runs)", secs(floor))
-    row("  the rest, per run", f"{(med(n.cli) - floor) / runs * 1000:.1f} ms")
+    row("  startup floor: the same over an empty state folder, paired", spread(n.floor))
+    row("  the rest (steady minus floor), per run", per_run_ms(med(n.cli), med(n.floor), runs))
     row("in-process one_pass(BucketsFile(), load()), first call", secs(n.inproc_first))
     row("in-process one_pass, steady state (every run has new lines)", spread(n.inproc))
     row("  per run", f"{med(n.inproc) / runs * 1000:.1f} ms")
@@ -301,14 +313,16 @@ def report_status(title: str, n: StatusNumbers, runs: int, floor: float, first_w
 FLOOR = "`status --json` over an empty state folder"
 
 
+def empty_status(bench: Bench) -> float:
+    return wall(orchestrator_cli("status", "--json"), {"ORCHESTRATOR_HOME": str(bench.empty_home)})[0]
+
+
 def measure_floor(bench: Bench, repeats: int) -> dict[str, float]:
-    empty = bench.home / "empty-home"
-    empty.mkdir()
     probes: dict[str, tuple[list[str], dict[str, str]]] = {
         "python -c pass": ([PY, "-c", "pass"], {}),
         'python -c "import orchestrator.cli"': ([PY, "-c", "import orchestrator.cli"], {}),
         "python -c \"import <every module `status` imports>\"": ([PY, "-c", STATUS_IMPORTS], {}),
-        FLOOR: (orchestrator_cli("status", "--json"), {"ORCHESTRATOR_HOME": str(empty)}),
+        FLOOR: (orchestrator_cli("status", "--json"), {"ORCHESTRATOR_HOME": str(bench.empty_home)}),
     }
     out = {}
     for label, (argv, env) in probes.items():
@@ -355,12 +369,14 @@ def report_growth(lines: int, took: float, run_dirs: list[Path], calls: list[int
     row("tool calls the detector absorbed per run (min / max)", f"{min(calls)} / {max(calls)}")
 
 
-def report_ratio(small: StatusNumbers, big: StatusNumbers, cold: float, floor: float, lines: int) -> None:
+def report_ratio(small: StatusNumbers, big: StatusNumbers, cold: float, lines: int) -> None:
     section(f"does a call's cost grow with log length? ({lines}-line logs vs small logs)")
     row("CLI steady state, long / small logs",
         f"{med(big.cli):.3f} s / {med(small.cli):.3f} s = {med(big.cli) / med(small.cli):.2f}x")
-    row("CLI steady state minus startup floor, long / small",
-        f"{(med(big.cli) - floor) / (med(small.cli) - floor):.2f}x")
+    big_rest, small_rest = med(big.cli) - med(big.floor), med(small.cli) - med(small.floor)
+    row("CLI steady state minus its paired floor, long / small",
+        f"{big_rest:.3f} s / {small_rest:.3f} s = {big_rest / small_rest:.2f}x" if min(big_rest, small_rest) > 0
+        else "n/a: below the timing noise")
     row("in-process one_pass steady state, long / small",
         f"{med(big.inproc):.3f} s / {med(small.inproc):.3f} s = {med(big.inproc) / med(small.inproc):.2f}x")
     row("first CLI call: small logs, no cache", secs(small.first_cli))
@@ -554,24 +570,22 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
     state_bytes = [(d / "state.json").stat().st_size for d in bench.run_dirs]
     report_launch(launch_times, prompt_bytes, state_bytes)
 
-    floor = measure_floor(bench, args.repeats)
-    report_floor(floor)
-    status_floor = floor[FLOOR]
+    report_floor(measure_floor(bench, args.repeats))
 
     time.sleep(2.0)  # every agent has printed a few lines
     small = measure_status(bench, "small logs", args.repeats)
     calls = tool_calls_seen(bench.run_dirs)
     report_status(f"status over {args.runs} live runs, small logs ({min(calls)}-{max(calls)} tool calls each)",
-                  small, args.runs, status_floor, f"builds {args.runs} detector caches")
+                  small, args.runs, f"builds {args.runs} detector caches")
 
     took = grow_logs(bench.run_dirs, args.lines)
     big = measure_status(bench, "long logs", args.repeats)
     report_growth(args.lines, took, bench.run_dirs, tool_calls_seen(bench.run_dirs))
     report_status(f"status over {args.runs} live runs, logs grown by {args.lines} lines each",
-                  big, args.runs, status_floor, f"catches up {args.lines} lines per run")
+                  big, args.runs, f"catches up {args.lines} lines per run")
     drop_caches(bench.run_dirs)
     cold = status_cli(bench, "long logs, caches deleted")
-    report_ratio(small, big, cold, status_floor, args.lines)
+    report_ratio(small, big, cold, args.lines)
 
     report_memory(bench)
     report_kill(bench, *kill_all(bench))
@@ -583,7 +597,8 @@ def main(argv: list[str]) -> int:
     OUT.mkdir(exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="status-", dir=OUT))
     os.environ["ORCHESTRATOR_HOME"] = str(home)  # for the CLI subprocesses and one_pass in here
-    bench = Bench(home)
+    bench = Bench(home, home / "empty-home")
+    bench.empty_home.mkdir()
     header(args, agent_seconds, home)
     started = time.perf_counter()
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -248,6 +248,146 @@ def demo(
         body = msg["body"]
         console.print(f"--- {body.get('title', '')}", markup=False)
         console.print(str(body.get("message", body)), markup=False)
+
+
+ledger_app = typer.Typer(help="The DuckDB run ledger: an index over the run folders.", no_args_is_help=True)
+app.add_typer(ledger_app, name="ledger")
+
+
+@ledger_app.command("rebuild")
+def ledger_rebuild() -> None:
+    """Drop the ledger's rows and re-read every run folder (they are the source of truth)."""
+    from orchestrator.ledger import ledger_path, refresh
+    from orchestrator.userconfig import load
+
+    def progress(i: int, n: int) -> None:
+        sys.stderr.write(f"\r  {i}/{n} run folders...")
+
+    stats = refresh(load().prices, rebuild=True, progress=progress)
+    sys.stderr.write("\r" + " " * 40 + "\r")
+    typer.echo(f"{ledger_path()}: {stats.indexed} runs indexed from {stats.scanned} folders "
+               f"({stats.unreadable} unreadable) in {stats.seconds:.2f} s")
+
+
+def _since(text: str | None) -> Any:
+    if not text:
+        return None
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    units = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
+    if text[:-1].isdigit() and text[-1] in units:
+        return now - timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    from spiral.clock import parse_ts
+
+    ts = parse_ts(text if "T" in text else text + "T00:00:00Z")
+    if ts is None:
+        raise UserError(f"--since: expected a date (2026-11-29), a time (2026-11-29T10:00:00Z) or an age "
+                        f"(90m, 12h, 7d, 2w), got {text!r}")
+    return datetime.fromtimestamp(ts, tz=timezone.utc).replace(tzinfo=None)
+
+
+@app.command()
+def history(
+    since: Annotated[Optional[str], typer.Option(help="Only runs launched since: a date, a time, or an age like 7d.")] = None,
+    ticket: Annotated[Optional[str], typer.Option(help="Only this ticket's runs.")] = None,
+    state: Annotated[Optional[str], typer.Option(help="Only runs that ended so (or are running).")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many runs, newest first.", min=1)] = 200,
+    sql: Annotated[Optional[str], typer.Option(help="Run this SQL instead (tables: runs, endings, signals, "
+                                                     "notifications; view: events, every run's raw log).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Past and present runs from the ledger: endings, spend, signals, pages.
+
+    The ledger is refreshed from the run folders first (only changed runs are
+    re-read).
+    """
+    from orchestrator import ledger
+    from orchestrator.render import history_table, sql_table
+    from orchestrator.userconfig import load
+
+    ledger.refresh(load().prices)
+    if sql:
+        cols, rows = ledger.run_sql(sql)
+        if as_json:
+            _print_json({"version": 1, "columns": cols,
+                         "rows": [dict(zip(cols, [_plain(v) for v in r])) for r in rows]})
+        else:
+            _out().print(sql_table(cols, rows))
+        return
+    rows = ledger.history(since=_since(since), ticket=ticket, state=state, limit=limit)
+    if as_json:
+        _print_json({"version": 1, "runs": rows})
+    elif not rows:
+        typer.echo("no runs match")
+    else:
+        _out().print(history_table(rows))
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    return str(v)
+
+
+@app.command()
+def calibrate(
+    min_runs: Annotated[int, typer.Option(help="Refuse to propose timings for a bucket with fewer succeeded runs.",
+                                          min=1)] = 20,
+    write: Annotated[bool, typer.Option("--write", help="Apply the proposal to buckets.yaml.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Per bucket, from the runs that succeeded: median and p90 wall-clock, and
+    the expected / soft-band / stuck times they imply, as a diff against buckets.yaml.
+    """
+    from orchestrator import ledger
+    from orchestrator.bucketsfile_edit import write_buckets
+    from orchestrator.calibrate import propose
+    from orchestrator.config import BucketsFile
+    from orchestrator.userconfig import load
+
+    ledger.refresh(load().prices)
+    _, rows = ledger.run_sql("SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0")
+    walls: dict[str, list[float]] = {}
+    for bucket, wall in rows:
+        walls.setdefault(bucket, []).append(float(wall))
+    buckets = BucketsFile()
+    proposals = propose(walls, buckets.settings.buckets, min_runs)
+    if as_json:
+        _print_json({"version": 1, "min_runs": min_runs, "buckets": [
+            {"bucket": p.bucket, "runs": p.runs, "median_min": round(p.median, 2), "p90_min": round(p.p90, 2),
+             "longest_min": round(p.longest, 2), "refused": p.refused,
+             "current": {"expected_min": p.current.expected_min, "soft_start_min": p.current.soft_start_min,
+                         "stuck_min": p.current.stuck_min},
+             "proposed": None if p.proposed is None else {
+                 "expected_min": p.proposed.expected_min, "soft_start_min": p.proposed.soft_start_min,
+                 "stuck_min": p.proposed.stuck_min}} for p in proposals]})
+    else:
+        for p in proposals:
+            cur = p.current
+            head = f"{p.bucket}: {p.runs} succeeded runs"
+            if p.refused:
+                typer.echo(f"{head}; need at least {min_runs} to propose (keeping {cur.expected_min:g} / "
+                           f"{cur.soft_start_min:g} / {cur.stuck_min:g} min)")
+                continue
+            new = p.proposed
+            assert new is not None
+            typer.echo(f"{head}, median {p.median:.1f} min, p90 {p.p90:.1f} min, longest {p.longest:.1f} min")
+            for label, a, b in (("expected_min", cur.expected_min, new.expected_min),
+                                ("soft_start_min", cur.soft_start_min, new.soft_start_min),
+                                ("stuck_min", cur.stuck_min, new.stuck_min)):
+                mark = "  " if a == b else "->"
+                typer.echo(f"    {label:<15} {a:>6g} {mark} {b:g}")
+    accepted = {p.bucket: p.proposed for p in proposals if p.proposed is not None}
+    if write:
+        if not accepted:
+            raise UserError(f"no bucket has {min_runs} succeeded runs yet; nothing written")
+        write_buckets(buckets.path, accepted)
+        typer.echo(f"wrote {buckets.path}")
 
 
 def main() -> None:

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from orchestrator.atomic import write_bytes_atomic
 from orchestrator.caseio import parse_snapshot_line
+from orchestrator.spend import SpendCounter
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import parse_envelope
 from spiral.model import ToolCall
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 _CHUNK = 4 << 20
 
@@ -34,6 +35,7 @@ class Cached:
     workspace_offset: int = 0
     skipped_lines: int = 0
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT))
+    spend: SpendCounter | None = None
 
 
 def load(path: Path) -> Cached | None:
@@ -50,7 +52,7 @@ def save(path: Path, cached: Cached) -> None:
 
 
 def fresh(detector: Detector, fmt: str, workdir: str) -> Cached:
-    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir))
+    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=SpendCounter(fmt))
 
 
 def _brief(call: ToolCall) -> str:
@@ -105,6 +107,8 @@ def catch_up(cached: Cached, run_dir: Path) -> int:
         if env is None:
             cached.skipped_lines += 1
             continue
+        if cached.spend is not None:
+            cached.spend.feed(env[1])
         while j < len(snaps) and snaps[j].ts < env[0]:
             det.add_snapshot(snaps[j])
             j += 1

@@ -31,6 +31,7 @@ class RunView:
     elapsed_min: float = 0.0
     expected_min: float = 0.0
     last_activity_s: float | None = None
+    spend: dict[str, Any] = field(default_factory=dict)
     events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
 
     @property
@@ -58,6 +59,8 @@ class RunView:
             "page_error": ((s.get("notices") or {}).get("spiral") or {}).get("last_error"),
             "hints": s.get("hints", []),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
+            "tokens": (self.spend or s.get("spend") or {}).get("tokens"),
+            "cost_usd": (self.spend or s.get("spend") or {}).get("cost_usd"),
             "started_at": s.get("started_at"),
             "ended_at": s.get("ended_at"),
         }
@@ -91,10 +94,17 @@ def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: floa
         state = runstate.read(run_dir)
         view = _view(run_dir, state, buckets, real_now)
         if state.get("state") in runstate.ACTIVE:
-            _evaluate(run_dir, state, buckets, real_now, view)
+            cached = _evaluate(run_dir, state, buckets, real_now, view)
+            view.spend = _spend(cached, cfg)
             decision = _liveness(state, view, buckets, cfg, real_now)
         else:
             decision = None
+            if "spend" not in state and state.get("format"):
+                # the run ended: account its whole log once, and keep the total in its record
+                cached = _catch_up(run_dir, state, buckets)
+                state["spend"] = _spend(cached, cfg)
+                state.setdefault("spiral", {})["tool_calls"] = cached.detector.calls
+                view.events.append("spend")
         if view.events:
             runstate.write(run_dir, state)
     if decision is not None:
@@ -129,7 +139,8 @@ def _settings(state: dict[str, Any], buckets: BucketsFile) -> Settings:
     return buckets.with_overrides(overrides, f"{state.get('ticket_path')} (run {state.get('run_id')})", {}, ())
 
 
-def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float, view: RunView) -> None:
+def _catch_up(run_dir: Path, state: dict[str, Any], buckets: BucketsFile) -> detcache.Cached:
+    """The run's cached detector, fed what its files gained since the last call."""
     cache_path = run_dir / "detector.pickle"
     cached = detcache.load(cache_path)
     if cached is None:
@@ -137,10 +148,27 @@ def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_n
                        started_at=RunClock.of(state).started_at, tracked=read_tracked(run_dir / "tracked.txt"),
                        outputs=state.get("outputs") or [], workdir=str(run_dir / "clone"))
         cached = detcache.fresh(det, state["format"], str(run_dir / "clone"))
-    grew = detcache.catch_up(cached, run_dir)
-    verdict = cached.detector.evaluate(RunClock.of(state).at(real_now))
-    if grew or not cache_path.exists():
+    before = (cached.events_offset, cached.workspace_offset)
+    detcache.catch_up(cached, run_dir)
+    if before != (cached.events_offset, cached.workspace_offset) or not cache_path.exists():
         detcache.save(cache_path, cached)
+    return cached
+
+
+def _spend(cached: detcache.Cached, cfg: UserConfig) -> dict[str, Any]:
+    if cached.spend is None:
+        return {}
+    sp = cached.spend.spend
+    cost, unpriced = sp.cost(cfg.prices)
+    return {"tokens": sp.tokens, "input_tokens": sp.input_tokens, "output_tokens": sp.output_tokens,
+            "cache_read_tokens": sp.cache_read_tokens, "cache_write_tokens": sp.cache_write_tokens,
+            "cost_usd": cost, "unpriced_models": unpriced}
+
+
+def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float,
+              view: RunView) -> detcache.Cached:
+    cached = _catch_up(run_dir, state, buckets)
+    verdict = cached.detector.evaluate(RunClock.of(state).at(real_now))
     spiral = dict(state.get("spiral") or {})
     new = {"region": verdict.region, "signals": list(verdict.signals), "suspicion": verdict.suspicion,
            "evidence": list(verdict.evidence), "skipped_lines": cached.skipped_lines + cached.adapter.skipped,
@@ -155,6 +183,7 @@ def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_n
         spiral.update(new, signals_seen=seen)
         state["spiral"] = spiral
         view.events.append("evaluated")
+    return cached
 
 
 def _liveness(state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: UserConfig,

@@ -47,10 +47,17 @@ def _ago(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f}h ago"
 
 
+def _spend(r: dict[str, Any]) -> str:
+    if not r.get("tokens"):
+        return "-"
+    cost = "unpriced" if r.get("cost_usd") is None else f"${r['cost_usd']:.2f}"
+    return f"{r['tokens'] / 1000:.0f}k tok {cost}"
+
+
 def status_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(show_lines=False)
     for col in ("run", "ticket", "bucket", "state", "elapsed/expected", "region", "signals", "susp",
-                "page", "last activity"):
+                "page", "spend", "last activity"):
         table.add_column(col, no_wrap=col in ("run", "state"))
     colours = {"running": "cyan", "succeeded": "green", "failed": "red", "stalled": "yellow",
                "killed": "magenta", "lost": "red", "launching": "cyan"}
@@ -65,5 +72,31 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
         signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(r["hints"]) if r["hints"] else "-")
         table.add_row(r["id"], r["ticket"], r["bucket"], state,
                       f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min", r["region"], signals,
-                      f"{r['suspicion']:g}", page, _ago(r["last_activity_s"]))
+                      f"{r['suspicion']:g}", page, _spend(r), _ago(r["last_activity_s"]))
+    return table
+
+
+def history_table(rows: list[dict[str, Any]]) -> Table:
+    table = Table()
+    for col in ("run", "ticket", "bucket", "state", "launched", "wall", "calls", "tokens", "cost", "signals", "page"):
+        table.add_column(col, no_wrap=col in ("run", "launched"))
+    for r in rows:
+        cost = "unpriced" if r["cost_usd"] is None and r["tokens"] else (
+            "-" if r["cost_usd"] is None else f"${r['cost_usd']:.2f}")
+        page = "sent" if r["notified"] else ("undelivered" if r["tripped_at_min"] is not None else "-")
+        table.add_row(r["run_id"], r["ticket_id"] or "-", r["bucket"] or "-",
+                      f"{r['state']}" + (f" ({r['reason']})" if r["reason"] and r["state"] != "succeeded" else ""),
+                      (r["created_at"] or "-")[:16].replace("T", " "),
+                      "-" if r["wall_min"] is None else f"{r['wall_min']:.0f} min",
+                      "-" if r["tool_calls"] is None else str(r["tool_calls"]),
+                      f"{r['tokens']:,}" if r["tokens"] else "-", cost, ", ".join(r["signals"]) or "-", page)
+    return table
+
+
+def sql_table(cols: list[str], rows: list[tuple[Any, ...]]) -> Table:
+    table = Table()
+    for c in cols:
+        table.add_column(c)
+    for row in rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in row))
     return table

@@ -13,10 +13,12 @@ from typing import Any
 from orchestrator import yamlfile
 from orchestrator.errors import UserError
 from orchestrator.home import config_path
+from orchestrator.spend import DEFAULT_PRICES
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0
-_KEYS = {"tickets_dir", "default_agent", "heartbeat_seconds", "agents", "notify"}
+_KEYS = {"tickets_dir", "default_agent", "heartbeat_seconds", "agents", "notify", "prices"}
+_PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
 _PROFILE_KEYS = {"command", "format", "prompt", "version_command"}
 
 
@@ -47,6 +49,7 @@ class UserConfig:
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
     profiles: dict[str, Profile] = field(default_factory=lambda: dict(BUILTIN))
     notify: dict[str, Any] = field(default_factory=dict)
+    prices: dict[str, tuple[float, float, float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -91,6 +94,15 @@ def load(path: Path | None = None) -> UserConfig:
     if not isinstance(notify, dict):
         raise fail(("notify",), "notify must be a mapping")
     cfg.notify = notify
+    prices = data.get("prices") or {}
+    if not isinstance(prices, dict):
+        raise fail(("prices",), "prices must map a model name (prefix) to its per-million-token prices")
+    for model, row in prices.items():
+        if not isinstance(row, dict) or set(row) - set(_PRICE_KEYS) or not {"input", "output"} <= set(row) or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 for v in row.values()):
+            raise fail(("prices", model), f"prices.{model} needs input and output (and optionally cache_read, "
+                                          f"cache_write): USD per million tokens")
+        cfg.prices[str(model)] = tuple(float(row.get(k, 0.0)) for k in _PRICE_KEYS)  # type: ignore[assignment]  # a 4-tuple by construction
     return cfg
 
 
