@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -105,13 +106,32 @@ def spread(xs: Sequence[float]) -> str:
     return f"median {med(xs):.3f} s  (min {min(xs):.3f}, max {max(xs):.3f}, n={len(xs)})"
 
 
+@dataclass(frozen=True)
+class Took:
+    wall: float
+    cpu: float  # user + system seconds of the timed process: far below `wall` means it waited (I/O, locks)
+
+    def __str__(self) -> str:
+        return f"{self.wall:.3f} s  (CPU {self.cpu:.3f} s)"
+
+
+def spread_took(xs: Sequence[Took]) -> str:
+    walls = [x.wall for x in xs]
+    return f"{spread(walls)}  CPU median {med([x.cpu for x in xs]):.3f} s"
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def wall(argv: Sequence[str], env: dict[str, str] | None = None,
-         timeout: float = 900) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall time of one subprocess, run from the project root like a person would."""
-    started = time.perf_counter()
+         timeout: float = 900) -> tuple[Took, subprocess.CompletedProcess[str]]:
+    """Wall and CPU time of one subprocess, run from the project root like a person would."""
+    cpu, started = children_cpu(), time.perf_counter()
     p = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, **(env or {})})
-    return time.perf_counter() - started, p
+    return Took(time.perf_counter() - started, children_cpu() - cpu), p
 
 
 def orchestrator_cli(*args: str) -> list[str]:
@@ -199,7 +219,7 @@ def launch_all(bench: Bench, tickets: list[Path]) -> list[float]:
     times = []
     for path in tickets:
         took, p = wall(orchestrator_cli("launch", str(path)))
-        times.append(took)
+        times.append(took.wall)
         if p.returncode != 0:
             raise RuntimeError(f"launch {path.name} exited {p.returncode}: {p.stderr.strip()}")
         run_id = p.stdout.strip().splitlines()[-1]
@@ -220,14 +240,23 @@ def report_launch(times: list[float], prompt_bytes: int, state_bytes: list[int])
 
 @dataclass
 class StatusNumbers:
-    first_cli: float
-    cli: list[float]
-    floor: list[float]  # `status --json` over an empty state folder, timed next to each CLI call
-    inproc_first: float
-    inproc: list[float]
+    first_cli: Took
+    cli: list[Took]
+    floor: list[Took]  # `status --json` over an empty state folder, timed next to each CLI call
+    inproc_first: Took
+    inproc: list[Took]
     rewrites: list[int]  # runs whose state.json a spaced in-process pass rewrote
-    inproc_idle: list[float]
+    inproc_idle: list[Took]
     rewrites_idle: list[int]
+
+    def cli_median(self) -> float:
+        return med([t.wall for t in self.cli])
+
+    def floor_median(self) -> float:
+        return med([t.wall for t in self.floor])
+
+    def inproc_median(self) -> float:
+        return med([t.wall for t in self.inproc])
 
 
 def check_rows(bench: Bench, rows: list[dict[str, Any]], when: str) -> None:
@@ -249,7 +278,7 @@ def check_rows(bench: Bench, rows: list[dict[str, Any]], when: str) -> None:
         say(f"  !! {when}: {bad} of {len(bench.run_dirs)} runs not running+healthy")
 
 
-def status_cli(bench: Bench, when: str) -> float:
+def status_cli(bench: Bench, when: str) -> Took:
     took, p = wall(orchestrator_cli("status", "--json"))
     if p.returncode != 0:
         bench.problem(f"{when}: status --json exited {p.returncode}: {p.stderr.strip()[-500:]}")
@@ -258,11 +287,11 @@ def status_cli(bench: Bench, when: str) -> float:
     return took
 
 
-def status_inproc(bench: Bench, when: str) -> tuple[float, int]:
-    """One in-process pass: (seconds, runs whose state.json it rewrote)."""
-    started = time.perf_counter()
+def status_inproc(bench: Bench, when: str) -> tuple[Took, int]:
+    """One in-process pass: (its time, runs whose state.json it rewrote)."""
+    cpu, started = time.process_time(), time.perf_counter()
     views = one_pass(BucketsFile(), load())
-    took = time.perf_counter() - started
+    took = Took(time.perf_counter() - started, time.process_time() - cpu)
     check_rows(bench, [v.to_dict() for v in views], when)
     return took, sum(1 for v in views if v.events)
 
@@ -276,7 +305,7 @@ def spaced(bench: Bench, call: Callable[[Bench, str], T], when: str, repeats: in
     return out
 
 
-def floor_and_status(bench: Bench, when: str) -> tuple[float, float]:
+def floor_and_status(bench: Bench, when: str) -> tuple[Took, Took]:
     return empty_status(bench), status_cli(bench, when)
 
 
@@ -286,8 +315,8 @@ def measure_status(bench: Bench, label: str, repeats: int) -> StatusNumbers:
     inproc_first, _ = status_inproc(bench, f"{label}, first in-process pass")
     inproc = spaced(bench, status_inproc, f"{label}, in-process pass", repeats)
     idle = [status_inproc(bench, f"{label}, back-to-back in-process pass") for _ in range(repeats)]
-    return StatusNumbers(first, [c for _, c in pairs], [f for f, _ in pairs], inproc_first, [t for t, _ in inproc], [n for _, n in inproc],
-                         [t for t, _ in idle], [n for _, n in idle])
+    return StatusNumbers(first, [c for _, c in pairs], [f for f, _ in pairs], inproc_first,
+                         [t for t, _ in inproc], [n for _, n in inproc], [t for t, _ in idle], [n for _, n in idle])
 
 
 def per_run_ms(total: float, floor: float, runs: int) -> str:
@@ -298,22 +327,32 @@ def per_run_ms(total: float, floor: float, runs: int) -> str:
 
 def report_status(title: str, n: StatusNumbers, runs: int, first_what: str) -> None:
     section(title)
-    row(f"CLI `status --json`, first call ({first_what})", secs(n.first_cli))
-    row("CLI `status --json`, steady state (every run has new lines)", spread(n.cli))
-    row("  startup floor: the same over an empty state folder, paired", spread(n.floor))
-    row("  the rest (steady minus floor), per run", per_run_ms(med(n.cli), med(n.floor), runs))
-    row("in-process one_pass(BucketsFile(), load()), first call", secs(n.inproc_first))
-    row("in-process one_pass, steady state (every run has new lines)", spread(n.inproc))
-    row("  per run", f"{med(n.inproc) / runs * 1000:.1f} ms")
+    row(f"CLI `status --json`, first call ({first_what})", str(n.first_cli))
+    row("CLI `status --json`, steady state (every run has new lines)", spread_took(n.cli))
+    outliers(n.cli)
+    row("  startup floor: the same over an empty state folder, paired", spread_took(n.floor))
+    row("  the rest (steady minus floor), per run", per_run_ms(n.cli_median(), n.floor_median(), runs))
+    row("in-process one_pass(BucketsFile(), load()), first call", str(n.inproc_first))
+    row("in-process one_pass, steady state (every run has new lines)", spread_took(n.inproc))
+    outliers(n.inproc)
+    row("  per run", f"{n.inproc_median() / runs * 1000:.1f} ms")
     row("  state.json rewritten per pass (median)", f"{med(n.rewrites):.0f} of {runs} runs")
-    row("in-process one_pass, back-to-back (little or nothing new)", spread(n.inproc_idle))
+    row("in-process one_pass, back-to-back (little or nothing new)", spread_took(n.inproc_idle))
     row("  state.json rewritten per pass (median)", f"{med(n.rewrites_idle):.0f} of {runs} runs")
+
+
+def outliers(xs: list[Took]) -> None:
+    """Name any call far slower than the median, with its CPU time (so waiting shows as waiting)."""
+    typical = med([x.wall for x in xs])
+    slow = [x for x in xs if x.wall > 3 * typical and x.wall > typical + 0.5]
+    if slow:
+        row("  !! outliers (wall, CPU)", ", ".join(str(x) for x in slow))
 
 
 FLOOR = "`status --json` over an empty state folder"
 
 
-def empty_status(bench: Bench) -> float:
+def empty_status(bench: Bench) -> Took:
     return wall(orchestrator_cli("status", "--json"), {"ORCHESTRATOR_HOME": str(bench.empty_home)})[0]
 
 
@@ -327,7 +366,7 @@ def measure_floor(bench: Bench, repeats: int) -> dict[str, float]:
     out = {}
     for label, (argv, env) in probes.items():
         wall(argv, env)  # warm the page cache and .pyc files
-        out[label] = med([wall(argv, env)[0] for _ in range(repeats)])
+        out[label] = med([wall(argv, env)[0].wall for _ in range(repeats)])
     return out
 
 
@@ -369,19 +408,19 @@ def report_growth(lines: int, took: float, run_dirs: list[Path], calls: list[int
     row("tool calls the detector absorbed per run (min / max)", f"{min(calls)} / {max(calls)}")
 
 
-def report_ratio(small: StatusNumbers, big: StatusNumbers, cold: float, lines: int) -> None:
-    section(f"does a call's cost grow with log length? ({lines}-line logs vs small logs)")
-    row("CLI steady state, long / small logs",
-        f"{med(big.cli):.3f} s / {med(small.cli):.3f} s = {med(big.cli) / med(small.cli):.2f}x")
-    big_rest, small_rest = med(big.cli) - med(big.floor), med(small.cli) - med(small.floor)
+def ratio(a: float, b: float) -> str:
+    return f"{a:.3f} s / {b:.3f} s = {a / b:.2f}x" if a > 0 and b > 0 else "n/a: below the timing noise"
+
+
+def report_ratio(small: StatusNumbers, big: StatusNumbers, cold: Took, lines: int) -> None:
+    section(f"does a call's cost grow with log length? ({lines}-line logs vs small logs, medians)")
+    row("CLI steady state, long / small logs", ratio(big.cli_median(), small.cli_median()))
     row("CLI steady state minus its paired floor, long / small",
-        f"{big_rest:.3f} s / {small_rest:.3f} s = {big_rest / small_rest:.2f}x" if min(big_rest, small_rest) > 0
-        else "n/a: below the timing noise")
-    row("in-process one_pass steady state, long / small",
-        f"{med(big.inproc):.3f} s / {med(small.inproc):.3f} s = {med(big.inproc) / med(small.inproc):.2f}x")
-    row("first CLI call: small logs, no cache", secs(small.first_cli))
-    row(f"first CLI call after +{lines} lines, cache present (catch-up)", secs(big.first_cli))
-    row(f"first CLI call, {lines}-line logs, caches deleted (cold)", secs(cold))
+        ratio(big.cli_median() - big.floor_median(), small.cli_median() - small.floor_median()))
+    row("in-process one_pass steady state, long / small", ratio(big.inproc_median(), small.inproc_median()))
+    row("first CLI call: small logs, no cache yet", str(small.first_cli))
+    row(f"first CLI call after +{lines} lines, caches present (catch-up)", str(big.first_cli))
+    row(f"first CLI call, {lines}-line logs, caches deleted (cold)", str(cold))
 
 
 # ---- memory ---------------------------------------------------------------------------
@@ -487,7 +526,9 @@ def report_kill(bench: Bench, total: float, each: list[float]) -> None:
     row(f"kill {len(bench.run_dirs)} runs, {KILLERS} at a time", secs(total))
     row("  one kill_run", spread(each))
     codes = [runstate.read(d).get("exit_code") for d in bench.run_dirs]
-    row("agent exit codes recorded", ", ".join(f"{c}: {codes.count(c)}" for c in sorted(set(codes), key=str)))
+    row("agent exit codes recorded (code: runs)", ", ".join(f"{c}: {codes.count(c)}" for c in sorted(set(codes), key=str)))
+    if -signal.SIGTERM in codes:
+        row("  note: -15 = died of SIGTERM, i.e. it outlived kill_tree's SIGINT", "and its 3 s grace")
     row("runs recorded `killed`", f"{states.count('killed')} of {len(states)}")
     sups, agents, others = leftovers(bench)
     row("supervisors still alive", str(len(sups)))
@@ -514,14 +555,22 @@ def cleanup(bench: Bench) -> None:
     except Exception as exc:  # noqa: BLE001 - what is left is killed by pid below
         say(f"cleanup: kill_run: {type(exc).__name__}: {exc}")
     bench.run_dirs = run_dirs
-    sups, agents, others = leftovers(bench)
-    for ref in sups + agents:
-        proc.kill_tree(ref)
-    for p in others:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
+    for _ in range(3):  # a supervisor caught mid-start may still spawn its agent: look again
+        sups, agents, others = leftovers(bench)
+        if not (sups or agents or others):
+            break
+        say(f"cleanup: killing {len(sups)} supervisors, {len(agents)} agents, {len(others)} other processes by pid")
+        for ref in sups + agents:
+            proc.kill_tree(ref)
+        for p in others:
+            try:
+                p.kill()
+            except psutil.NoSuchProcess:
+                pass
+        time.sleep(0.5)
+    if active:
+        left = sum(len(group) for group in leftovers(bench))
+        say(f"cleanup: {len(active)} active runs killed; processes left under the state folder: {left}")
     shutil.rmtree(bench.home, ignore_errors=True)
 
 
@@ -598,10 +647,10 @@ def main(argv: list[str]) -> int:
     home = Path(tempfile.mkdtemp(prefix="status-", dir=OUT))
     os.environ["ORCHESTRATOR_HOME"] = str(home)  # for the CLI subprocesses and one_pass in here
     bench = Bench(home, home / "empty-home")
-    bench.empty_home.mkdir()
-    header(args, agent_seconds, home)
     started = time.perf_counter()
     try:
+        bench.empty_home.mkdir()
+        header(args, agent_seconds, home)
         run(bench, args, agent_seconds)
     except KeyboardInterrupt:
         say("\ninterrupted: cleaning up")

@@ -171,6 +171,16 @@ def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
             yield snap
 
 
+def distinct_snapshots(snaps: Iterator[Snapshot]) -> list[Snapshot]:
+    """Snapshots that differ from the one before: an unchanged clone tells the detector nothing."""
+    out: list[Snapshot] = []
+    for snap in snaps:
+        if out and snap.status == out[-1].status and snap.hashes == out[-1].hashes:
+            continue
+        out.append(snap)
+    return out
+
+
 def parse_snapshot_line(line: bytes, memo: dict[str, dict[str, str]] | None = None) -> Snapshot | None:
     """One workspace.jsonl line; `memo` reuses the parse of a repeated porcelain text."""
     try:

@@ -58,23 +58,54 @@ def replay(
 
 @app.command("eval")
 def eval_cmd(
-    dirs: Annotated[list[Path], typer.Argument(help="Folders to search for case folders.")],
+    dirs: Annotated[Optional[list[Path]], typer.Argument(help="Folders to search for case folders.")] = None,
     as_json: JsonOpt = False,
+    bench: Annotated[bool, typer.Option("--bench", help="Run the detection benchmark instead: generated "
+                                                        "scenario families, baselines and ablation.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="With --bench: print docs/benchmark.md.")] = False,
+    per_family: Annotated[int, typer.Option(help="With --bench: scenarios per family.", min=1)] = 40,
+    keep: Annotated[Optional[Path], typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
 ) -> None:
     """Replay every case found under the folders; print the confusion counts.
 
-    Exit 0 when every case passes, 1 otherwise.
+    Exit 0 when every case passes, 1 otherwise. With --bench, generate the
+    benchmark's labelled scenario families and compare our detector with its
+    ablations and simple baselines (exit 0).
     """
     from orchestrator.config import BucketsFile
     from orchestrator.render import eval_summary
     from orchestrator.replay import evaluate
 
+    if bench:
+        _bench(as_json, markdown, per_family, keep)
+        return
+    if not dirs:
+        raise UserError("eval needs at least one folder of cases (or --bench)")
     summary = evaluate(dirs, BucketsFile())
     if as_json:
         _print_json(summary)
     else:
         eval_summary(summary, _out())
     raise typer.Exit(0 if summary["failed"] == 0 else 1)
+
+
+def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) -> None:
+    from orchestrator.benchmark.render import markdown as to_markdown
+    from orchestrator.benchmark.runner import run
+    from orchestrator.config import PROJECT_ROOT
+
+    def say(msg: str) -> None:
+        sys.stderr.write(f"bench: {msg}\n")
+
+    report = run(per_family, keep=keep, progress=say, real_traces=PROJECT_ROOT.parent / "shared" / "real-traces")
+    if as_json:
+        _print_json(report)
+    elif markdown:
+        sys.stdout.write(to_markdown(report))
+    else:
+        from rich.markdown import Markdown
+
+        _out().print(Markdown(to_markdown(report, with_timing=True)))
 
 
 @corpus_app.command("import")

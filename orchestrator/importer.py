@@ -47,6 +47,44 @@ def _record_cwd(obj: Any) -> str | None:
     return None
 
 
+def read_records(file: Path) -> tuple[list[Any], int, int]:
+    """(parsed JSON lines, non-blank lines, unparseable lines) of a native log, .gz or not."""
+    records: list[Any] = []
+    skipped = lines = 0
+    for raw in _lines(file):
+        if not raw.strip():
+            continue
+        lines += 1
+        try:
+            records.append(orjson.loads(raw))
+        except orjson.JSONDecodeError:
+            skipped += 1
+    return records, lines, skipped
+
+
+def timestamp_records(records: list[Any], spacing: float) -> tuple[list[tuple[float, Any]], str | None]:
+    """Each record with a time: its own `timestamp`, else `spacing` after the previous one.
+
+    Records before the first timestamped one take its time, and the clock never
+    runs backwards. Also returns the working directory the log names, if any.
+    """
+    start = next((t for t in map(_record_ts, records) if t is not None), parse_ts(_DEFAULT_START))
+    out: list[tuple[float, Any]] = []
+    workdir: str | None = None
+    prev: float | None = None
+    for obj in records:
+        ts = _record_ts(obj)
+        if ts is None:
+            ts = (prev + spacing) if prev is not None else start
+        assert ts is not None
+        if prev is not None and ts < prev:
+            ts = prev
+        prev = ts
+        workdir = workdir or _record_cwd(obj)
+        out.append((ts, obj))
+    return out, workdir
+
+
 def import_log(file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | None,
                spiral: bool, spacing: float) -> dict[str, Any]:
     if fmt not in FORMATS:
@@ -58,35 +96,12 @@ def import_log(file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | N
         raise UserError(f"cannot make a case id from {out.name!r}; pass --id")
     if out.exists():
         raise UserError(f"{out}: already exists; choose a new folder")
-    records: list[Any] = []
-    skipped = lines = 0
-    for raw in _lines(file):
-        if not raw.strip():
-            continue
-        lines += 1
-        try:
-            records.append(orjson.loads(raw))
-        except orjson.JSONDecodeError:
-            skipped += 1
-    # lines before the first timestamped one take its time, not an arbitrary epoch
-    start = next((t for t in map(_record_ts, records) if t is not None), parse_ts(_DEFAULT_START))
-    envelopes: list[bytes] = []
-    workdir: str | None = None
-    prev: float | None = None
-    first: float | None = None
-    for obj in records:
-        ts = _record_ts(obj)
-        if ts is None:
-            ts = (prev + spacing) if prev is not None else start
-        assert ts is not None
-        if prev is not None and ts < prev:
-            ts = prev  # keep the envelope clock monotonic
-        prev = ts
-        first = ts if first is None else first
-        workdir = workdir or _record_cwd(obj)
-        envelopes.append(make_envelope(format_ts(ts), obj))
-    if first is None or prev is None:
+    records, lines, skipped = read_records(file)
+    timed, workdir = timestamp_records(records, spacing)
+    if not timed:
         raise UserError(f"{file}: no readable JSON lines")
+    first, prev = timed[0][0], timed[-1][0]
+    envelopes = [make_envelope(format_ts(ts), obj) for ts, obj in timed]
     adapter = make_adapter(fmt, workdir)
     calls = 0
     for env in envelopes:

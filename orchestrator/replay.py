@@ -2,19 +2,22 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 import multiprocessing as mp
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.caseio import Case, LineCounter, load_case, read_events, read_snapshots, read_tracked
+from orchestrator.caseio import (
+    Case, LineCounter, distinct_snapshots, load_case, read_events, read_snapshots, read_tracked,
+)
 from orchestrator.config import BucketsFile
 from orchestrator.errors import UserError
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.settings import SIGNAL_NAMES
-from spiral.model import Snapshot
+from spiral.model import Snapshot, ToolCall
 from spiral.verdict import Verdict
 
 
@@ -63,20 +66,13 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
                         workdir=case.workdir)
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
-    snaps = list(read_snapshots(folder / "workspace.jsonl", counter))
-    walk = _TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, detector, snaps)
+    snaps = distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter))
+    walk = TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, detector, snaps)
     events = read_events(folder / "events.jsonl", counter)
-    feed, add_calls = adapter.feed, detector.add_calls
+    feed = adapter.feed
+    drive(walk, ((ts, feed(ts, data)) for ts, data in events))
     for ts, data in events:
-        if ts > walk.now and not walk.done:
-            walk.advance(ts)  # evaluate every tick that sees all events before this one
-        if walk.done:
-            feed(ts, data)  # only to count unreadable lines over the whole recording
-            continue
-        calls = feed(ts, data)
-        if calls:
-            add_calls(calls)
-    walk.advance(float("inf"))
+        feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
     notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
     shown = notified or strongest or last
     result = ReplayResult(
@@ -93,7 +89,21 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     return result
 
 
-class _TickWalk:
+def drive(walk: TickWalk, timeline: Iterable[tuple[float, list[ToolCall]]]) -> TickWalk:
+    """Feed (time, tool calls) in log order, evaluating every tick that sees all calls before it."""
+    add_calls = walk.detector.add_calls
+    for ts, calls in timeline:
+        if ts > walk.now and not walk.done:
+            walk.advance(ts)
+        if walk.done:
+            break
+        if calls:
+            add_calls(calls)
+    walk.advance(math.inf)
+    return walk
+
+
+class TickWalk:
     """The replay clock: ticks from launch to the end of the recording.
 
     Ticks that could only repeat the previous verdict (no new input, no time
@@ -109,6 +119,7 @@ class _TickWalk:
         self.now = started
         self.done = False
         self.fired: set[str] = set()
+        self.first_fired: dict[str, float] = {}  # signal -> elapsed minute it first fired
         self.notified: Verdict | None = None
         self.strongest: Verdict | None = None
         self.last: Verdict | None = None
@@ -126,7 +137,10 @@ class _TickWalk:
             v = det.evaluate(self.now)
             self.last = v
             if v.findings:
-                self.fired.update(v.signals)
+                for name in v.signals:
+                    if name not in self.fired:
+                        self.fired.add(name)
+                        self.first_fired[name] = round(v.elapsed_min, 2)
             if self.strongest is None or v.suspicion > self.strongest.suspicion:
                 self.strongest = v
             if v.should_page:

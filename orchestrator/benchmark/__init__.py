@@ -1,0 +1,1 @@
+"""The detection benchmark: labelled scenario families, baselines, ablation."""
