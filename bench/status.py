@@ -9,14 +9,16 @@ the end), makes a small git repo and a config.yaml with a `fake` agent profile
 (tests, reads, greps over many files: never a loop) for longer than the
 benchmark lasts, so no run is overdue, silent or spiraling.
 
-Prints, each measured in this run:
+Prints, each measured in this run (wall time, and CPU time where it tells
+computing from waiting):
   1. launch wall time per run; the startup floor (`python -c pass`,
-     `python -c "import orchestrator.cli"`, and every module `status` imports);
-     `python -m orchestrator status --json` wall time, first call (it builds every
-     run's detector cache) and steady state (median), and the in-process
-     `orchestrator.watch.one_pass` time; then the same after every events.jsonl
-     grew by --lines generated lines (the catch-up call, steady state, ratio vs
-     the small logs), and once more with the caches deleted (a cold rebuild);
+     `python -c "import orchestrator.cli"`, every module `status` imports, and
+     `status --json` over an empty state folder); `python -m orchestrator status
+     --json` over the N runs, first call (it builds every run's detector cache)
+     and steady state (median, each call paired with an empty-folder call), and
+     the in-process `orchestrator.watch.one_pass` time; then the same after every
+     events.jsonl grew by --lines generated lines (the catch-up call, steady
+     state, ratio vs the small logs), and once more with the caches deleted;
   2. RSS and USS (psutil memory_full_info) of every supervisor and every fake
      agent: mean / min / max;
   3. every run killed (orchestrator.kill.kill_run) and a check that no
@@ -64,7 +66,7 @@ PY = sys.executable
 
 LINE_EVERY_S = 0.5
 MAX_ARG_BYTES = 128 * 1024 - 1  # Linux MAX_ARG_STRLEN: the prompt is one argv element
-STATUS_IMPORTS = ("import orchestrator.cli, orchestrator.config, orchestrator.render, "
+STATUS_IMPORTS = ("import orchestrator.cli, orchestrator.config, orchestrator.notifier, orchestrator.render, "
                   "orchestrator.userconfig, orchestrator.watch")
 MB = 1024 * 1024
 KILLERS = 16  # runs killed at a time
@@ -332,7 +334,7 @@ def report_status(title: str, n: StatusNumbers, runs: int, first_what: str) -> N
     outliers(n.cli)
     row("  startup floor: the same over an empty state folder, paired", spread_took(n.floor))
     row("  the rest (steady minus floor), per run", per_run_ms(n.cli_median(), n.floor_median(), runs))
-    row("in-process one_pass(BucketsFile(), load()), first call", str(n.inproc_first))
+    row("in-process one_pass(BucketsFile(), load()), first in this phase", str(n.inproc_first))
     row("in-process one_pass, steady state (every run has new lines)", spread_took(n.inproc))
     outliers(n.inproc)
     row("  per run", f"{n.inproc_median() / runs * 1000:.1f} ms")
@@ -526,9 +528,10 @@ def report_kill(bench: Bench, total: float, each: list[float]) -> None:
     row(f"kill {len(bench.run_dirs)} runs, {KILLERS} at a time", secs(total))
     row("  one kill_run", spread(each))
     codes = [runstate.read(d).get("exit_code") for d in bench.run_dirs]
-    row("agent exit codes recorded (code: runs)", ", ".join(f"{c}: {codes.count(c)}" for c in sorted(set(codes), key=str)))
+    tally = ", ".join(f"{c}: {codes.count(c)}" for c in sorted(set(codes), key=str))
+    row("agent exit codes recorded (code: runs)", tally)
     if -signal.SIGTERM in codes:
-        row("  note: -15 = died of SIGTERM, i.e. it outlived kill_tree's SIGINT", "and its 3 s grace")
+        row("  note: -15 = SIGTERM: the agent outlived kill_tree's SIGINT", "(and its 3 s grace)")
     row("runs recorded `killed`", f"{states.count('killed')} of {len(states)}")
     sups, agents, others = leftovers(bench)
     row("supervisors still alive", str(len(sups)))

@@ -56,19 +56,8 @@ class Case:
 def load_case(folder: Path) -> Case:
     path = folder / "case.yaml"
     data, lines = yamlfile.load_file(path)
-    src = str(path)
-
-    def fail(key_path: tuple[Any, ...], message: str) -> UserError:
-        return UserError(f"{src}:{yamlfile.line_of(lines, key_path)}: {message}")
-
-    if not isinstance(data, dict):
-        raise fail((), "case.yaml must be a mapping")
-    for key in data:
-        if key not in _KEYS:
-            raise fail((key,), f"unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
-    for key in _REQUIRED:
-        if key not in data:
-            raise fail((), f"missing key {key!r}")
+    fail = yamlfile.Complaints(str(path), lines)
+    fail.mapping(data, _KEYS, "case.yaml", _REQUIRED)
     case_id = data["id"]
     if not isinstance(case_id, str) or not CASE_ID.match(case_id):
         raise fail(("id",), f"id must match [a-z0-9][a-z0-9-]*, got {case_id!r}")

@@ -67,17 +67,8 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     # front matter starts on line 2 of the file
     lines = {k: v + 1 for k, v in lines.items()}
 
-    def fail(key_path: tuple[Any, ...], msg: str) -> UserError:
-        return UserError(f"{path}:{yamlfile.line_of(lines, key_path) or 1}: {msg}")
-
-    if not isinstance(data, dict):
-        raise fail((), "front matter must be a YAML mapping")
-    for key in data:
-        if key not in _KEYS:
-            raise fail((key,), f"unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
-    for key in ("id", "repo", "bucket"):
-        if key not in data:
-            raise fail((), f"missing key {key!r}")
+    fail = yamlfile.Complaints(str(path), lines, fallback_line=1)
+    fail.mapping(data, _KEYS, "front matter", ("id", "repo", "bucket"))
     tid = data["id"]
     if not isinstance(tid, str) or not TICKET_ID.match(tid):
         raise fail(("id",), f"id must match [a-z0-9][a-z0-9-]{{0,63}}, got {tid!r}")

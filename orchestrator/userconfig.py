@@ -63,14 +63,8 @@ def load(path: Path | None = None) -> UserConfig:
     if data is None:
         return cfg
 
-    def fail(key_path: tuple[Any, ...], msg: str) -> UserError:
-        return UserError(f"{path}:{yamlfile.line_of(lines, key_path)}: {msg}")
-
-    if not isinstance(data, dict):
-        raise fail((), "config.yaml must be a mapping")
-    for key in data:
-        if key not in _KEYS:
-            raise fail((key,), f"unknown key {key!r} (known: {', '.join(sorted(_KEYS))})")
+    fail = yamlfile.Complaints(str(path), lines)
+    fail.mapping(data, _KEYS, "config.yaml")
     if "tickets_dir" in data:
         if not isinstance(data["tickets_dir"], str):
             raise fail(("tickets_dir",), "tickets_dir must be a path")
