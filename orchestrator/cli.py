@@ -173,6 +173,9 @@ def status(as_json: JsonOpt = False) -> None:
 
     cfg = load()
     rows = [v.to_dict() for v in one_pass(BucketsFile(), cfg, from_config(cfg))]
+    for r in rows:
+        if r["error"]:
+            sys.stderr.write(f"warning: run {r['id']} could not be checked: {r['error']}\n")
     if as_json:
         _print_json({"version": 1, "runs": rows})
         return
@@ -202,8 +205,10 @@ def watch(
 
     def report(views: list) -> None:
         for v in views:
+            if v.error:
+                sys.stderr.write(f"warning: run {v.run_id} could not be checked: {v.error}\n")
             for ev in v.events:
-                if ev != "evaluated":
+                if ev not in ("evaluated", "spend"):
                     typer.echo(f"{v.run_id}: {ev}")
 
     from orchestrator.notifier import from_config
@@ -226,13 +231,19 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
 def logs(
     run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new calls until the run ends.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object a line (JSON Lines), "
+                                                         "with a version key.")] = False,
 ) -> None:
     """A run's tool calls, one readable line each: time, minute, tool, command or file."""
     from orchestrator.logs import tool_calls
     from orchestrator.monitor import find_run
 
-    for line in tool_calls(find_run(run), follow):
-        typer.echo(line)
+    for call in tool_calls(find_run(run), follow):
+        if as_json:
+            sys.stdout.write(json.dumps({"version": 1, **call}) + "\n")
+            sys.stdout.flush()
+        else:
+            typer.echo(call["line"])
 
 
 @app.command()
@@ -382,7 +393,9 @@ def calibrate(
     from orchestrator.userconfig import load
 
     ledger.refresh(load().prices)
-    _, rows = ledger.run_sql("SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0")
+    # demo re-enactments run on a fast clock over recorded work: they say nothing about real timings
+    _, rows = ledger.run_sql("SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0 "
+                             "AND agent IS DISTINCT FROM 'demo' AND coalesce(time_scale, 1) = 1")
     walls: dict[str, list[float]] = {}
     for bucket, wall in rows:
         walls.setdefault(bucket, []).append(float(wall))

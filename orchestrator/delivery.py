@@ -81,8 +81,13 @@ def deliver(run_dir: Path, event: str, notifier: Notifier, now: float | None = N
 
     def record(s: dict[str, Any]) -> None:
         cur = s.setdefault("notices", {}).setdefault(event, {})
-        cur.pop("claim", None)
         cur["channels_done"] = sorted(set(cur.get("channels_done") or []) | ok)
+        mine = proc.ProcRef.from_dict(cur.get("claim")) == me
+        if not mine and error is not None:
+            result["what"] = f"failed: {error} (another process holds the claim now)"
+            return  # our lease ran out and someone else is sending: leave the record to them
+        if mine:
+            cur.pop("claim", None)
         if error is None:
             cur.update(delivered=True, delivered_at=runstate.utcnow(), last_error=None)
             cur.pop("next_attempt_at", None)

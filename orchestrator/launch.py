@@ -17,6 +17,7 @@ from orchestrator.config import BucketsFile
 from orchestrator.errors import UserError
 from orchestrator.home import runs_dir
 from orchestrator.userconfig import UserConfig
+from spiral.settings import merge
 
 SUPERVISOR_START_TIMEOUT_S = 20.0
 
@@ -82,7 +83,10 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
         "repo": ticket.repo, "base": ticket.base, "branch": f"ticket/{ticket.id}",
         "outputs": ticket.outputs, "overrides": ticket.overrides, "time_scale": ticket.speed,
         "snapshot_every_s": settings.snapshot_every_s,
+        # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
+        "settings": merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
         "state": "launching", "created_at": now, "started_at": now, "spiral": {},
+        "launcher": proc.ProcRef.of(os.getpid()).to_dict(),
     }
     runstate.write(run_dir, state)
     (run_dir / "ticket.md").write_text(ticket.text, encoding="utf-8")
@@ -96,10 +100,16 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
     for name in ("events.jsonl", "workspace.jsonl"):
         (run_dir / name).touch()
 
-    def start(s: dict[str, Any]) -> None:
-        s["started_at"] = runstate.utcnow()  # the clock starts when the agent can start
+    def start(s: dict[str, Any]) -> bool:
+        if s.get("state") != "launching" or s.get("stop_requested"):
+            return False  # stopped (killed, or given up on) while cloning: start nothing
+        s["started_at"] = s["spawned_at"] = runstate.utcnow()  # the clock starts when the agent can start
+        return True
 
     state = runstate.update(run_dir, start)
+    if "spawned_at" not in state:
+        raise UserError(f"run {run_dir.name} {state.get('state')} during launch: {state.get('reason')}; "
+                        f"no agent was started")
     casefile.write_run_case(run_dir, state)
     with (run_dir / "supervisor.log").open("ab") as log:
         subprocess.Popen([sys.executable, "-m", "orchestrator.supervisor", str(run_dir)],

@@ -11,7 +11,8 @@ class Facts:
     state: str
     supervisor_alive: bool
     agent_alive: bool
-    since_launch_real_s: float
+    launcher_alive: bool  # the `launch` command that is cloning and spawning
+    since_spawn_real_s: float | None  # since the supervisor was spawned; None while still cloning
     silent_s: float  # run-clock seconds since the log last grew
     elapsed_min: float  # run-clock minutes since launch
     stuck_min: float
@@ -27,7 +28,9 @@ class Decision:
 
 def judge(f: Facts) -> Decision | None:
     if f.state == "launching":
-        if not f.supervisor_alive and f.since_launch_real_s > LAUNCH_GRACE_S:
+        if f.since_spawn_real_s is None:
+            return None if f.launcher_alive else Decision("lost", "the launch was interrupted before the agent started")
+        if not f.supervisor_alive and f.since_spawn_real_s > LAUNCH_GRACE_S:
             return Decision("lost", "the supervisor never started the agent")
         return None
     if f.state != "running":

@@ -23,7 +23,7 @@ def describe(call: ToolCall, started: float) -> str:
     return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{flag}"
 
 
-def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[str]:
+def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dict[str, Any]]:
     state: dict[str, Any] = runstate.read(run_dir)
     adapter = make_adapter(state["format"], str(run_dir / "clone"))
     started = parse_ts(state.get("started_at")) or 0.0
@@ -31,9 +31,12 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[str
     offset = 0
     pending = b""
     while True:
-        with path.open("rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
+        try:
+            with path.open("rb") as fh:
+                fh.seek(offset)
+                data = fh.read()
+        except FileNotFoundError:
+            data = b""  # the run never got as far as starting its agent
         offset += len(data)
         data = pending + data
         lines = data.split(b"\n")
@@ -43,11 +46,12 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[str
             if env is None:
                 continue
             for call in adapter.feed(*env):
-                yield describe(call, started)
+                yield {"ts": format_ts(call.ts), "minute": round((call.ts - started) / 60.0, 2),
+                       "tool": call.tool, "command": call.command, "path": call.path,
+                       "is_error": call.is_error, "line": describe(call, started)}
         if not follow:
             return
         if runstate.read(run_dir).get("state") in runstate.ENDED and not pending:
-            with path.open("rb") as fh:
-                if fh.seek(0, 2) == offset:
-                    return
+            if not path.exists() or path.stat().st_size == offset:
+                return
         time.sleep(poll_s)

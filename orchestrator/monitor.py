@@ -21,7 +21,9 @@ from orchestrator.userconfig import UserConfig
 from orchestrator.caseio import read_tracked
 from spiral.clock import parse_ts
 from spiral.detector import Detector
-from spiral.settings import Settings
+from spiral.settings import Settings, SettingsError
+from spiral.verdict import json_number
+
 
 
 @dataclass
@@ -32,6 +34,7 @@ class RunView:
     expected_min: float = 0.0
     last_activity_s: float | None = None
     spend: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # why this run could not be looked at
     events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
 
     @property
@@ -52,7 +55,7 @@ class RunView:
             "expected_min": self.expected_min,
             "region": spiral.get("region", "healthy"),
             "signals": spiral.get("signals", []),
-            "suspicion": spiral.get("suspicion", 0),
+            "suspicion": json_number(spiral.get("suspicion", 0)),
             "evidence": spiral.get("evidence", []),
             "tripped_at_min": spiral.get("tripped_at_min"),
             "notified": bool(spiral.get("notified")),
@@ -63,6 +66,7 @@ class RunView:
             "cost_usd": (self.spend or s.get("spend") or {}).get("cost_usd"),
             "started_at": s.get("started_at"),
             "ended_at": s.get("ended_at"),
+            "error": self.error,
         }
 
 
@@ -132,7 +136,13 @@ def _view(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: 
 
 
 def _settings(state: dict[str, Any], buckets: BucketsFile) -> Settings:
-    """The run's settings: buckets.yaml with the ticket's overrides (checked at launch)."""
+    """The run's settings as frozen at launch (older runs: buckets.yaml plus the ticket's overrides)."""
+    frozen = state.get("settings")
+    if isinstance(frozen, dict):
+        try:
+            return Settings.from_mapping(frozen)
+        except SettingsError as exc:
+            raise UserError(f"run {state.get('run_id')}: its recorded settings are invalid: {exc.message}") from None
     overrides = state.get("overrides") or {}
     if not overrides:
         return buckets.settings
@@ -171,16 +181,17 @@ def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_n
     verdict = cached.detector.evaluate(RunClock.of(state).at(real_now))
     spiral = dict(state.get("spiral") or {})
     new = {"region": verdict.region, "signals": list(verdict.signals), "suspicion": verdict.suspicion,
-           "evidence": list(verdict.evidence), "skipped_lines": cached.skipped_lines + cached.adapter.skipped,
-           "tool_calls": cached.detector.calls}
+           "evidence": list(verdict.evidence)}
+    counts = {"skipped_lines": cached.skipped_lines + cached.adapter.skipped, "tool_calls": cached.detector.calls}
     seen = sorted(set(spiral.get("signals_seen", [])) | set(verdict.signals))
     if verdict.should_page and not spiral.get("tripped_in_soft_band"):
         new.update(tripped_in_soft_band=True, tripped_at_min=round(verdict.elapsed_min, 2),
                    page_evidence=list(verdict.evidence), page_signals=list(verdict.signals),
                    page_recent=list(cached.recent))
         view.events.append("tripped")
+    # counts move with every call; the record is rewritten only when the verdict changes
     if any(spiral.get(k) != v for k, v in new.items()) or seen != spiral.get("signals_seen"):
-        spiral.update(new, signals_seen=seen)
+        spiral.update(new, signals_seen=seen, **counts)
         state["spiral"] = spiral
         view.events.append("evaluated")
     return cached
@@ -190,11 +201,13 @@ def _liveness(state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: U
               real_now: float) -> liveness.Decision | None:
     sup = proc.ProcRef.from_dict(state.get("supervisor"))
     agent = proc.ProcRef.from_dict(state.get("agent_pid"))
-    created = parse_ts(state.get("created_at")) or real_now
+    spawned = parse_ts(state.get("spawned_at"))
+    launcher = proc.ProcRef.from_dict(state.get("launcher"))
     bucket = _settings(state, buckets).buckets[state["bucket"]]
     facts = liveness.Facts(
         state=state["state"], supervisor_alive=bool(sup and sup.alive()), agent_alive=bool(agent and agent.alive()),
-        since_launch_real_s=real_now - created,
+        launcher_alive=bool(launcher and launcher.alive()),
+        since_spawn_real_s=None if spawned is None else real_now - spawned,
         silent_s=view.last_activity_s if view.last_activity_s is not None else 0.0,
         elapsed_min=view.elapsed_min, stuck_min=bucket.stuck_min, heartbeat_s=cfg.heartbeat_s,
         bucket=state["bucket"])
@@ -202,18 +215,26 @@ def _liveness(state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: U
 
 
 def _stop(run_dir: Path, decision: liveness.Decision, view: RunView) -> None:
-    """Stop a run the liveness path gave up on; the signals seen become hints."""
+    """Stop a run the liveness path gave up on; the signals seen become hints.
+
+    A stop already requested (by `kill`, or an earlier pass) keeps its kind and
+    reason; it is carried through even when its requester or the supervisor died.
+    """
     def request(s: dict[str, Any]) -> bool:
-        if s.get("state") not in runstate.ACTIVE or s.get("stop_requested"):
+        if s.get("state") not in runstate.ACTIVE:
             return False
-        spiral = s.get("spiral") or {}
-        s["stop_requested"] = {"as": decision.end_as, "reason": decision.reason, "at": runstate.utcnow()}
-        s["hints"] = spiral.get("signals_seen", [])
+        if not s.get("stop_requested"):
+            s["stop_requested"] = {"as": decision.end_as, "reason": decision.reason, "at": runstate.utcnow()}
+        s["hints"] = (s.get("spiral") or {}).get("signals_seen", [])
         return True
 
     state = runstate.update(run_dir, request)
-    if state.get("stop_requested", {}).get("as") != decision.end_as:
+    if state.get("state") not in runstate.ACTIVE:
         return
+    req = state["stop_requested"]
+    how, reason = str(req.get("as") or decision.end_as), str(req.get("reason") or decision.reason)
+    if how != decision.end_as and decision.end_as == "lost":
+        reason += "; its supervisor vanished before recording it"
     agent = proc.ProcRef.from_dict(state.get("agent_pid"))
     if agent is not None:
         proc.kill_tree(agent)
@@ -221,12 +242,21 @@ def _stop(run_dir: Path, decision: liveness.Decision, view: RunView) -> None:
     if sup is not None:
         proc.wait_for(lambda: not sup.alive(), timeout=10)
     # the supervisor records a requested stop itself; when it is gone, record it here
-    final = runstate.update(run_dir, lambda s: runstate.end(s, decision.end_as, decision.reason))
-    if final.get("state") == decision.end_as:
-        view.events.append(decision.end_as)
+    final = runstate.update(run_dir, lambda s: runstate.end(s, how, reason))
+    if final.get("state") == how:
+        view.events.append(how)
         clock = RunClock.of(final)
         ended = parse_ts(final.get("ended_at")) or time.time()
         casefile.write_run_case(run_dir, final, clock.at(ended))
+
+
+def broken(run_dir: Path, error: str) -> RunView:
+    """A row for a run that could not be refreshed, so it is shown, not hidden."""
+    try:
+        state = runstate.read(run_dir)
+    except UserError:
+        state = {"run_id": run_dir.name, "state": "unreadable"}
+    return RunView(run_dir, state, error=error)
 
 
 def refresh_all(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:

@@ -8,6 +8,8 @@ for every ending).
 """
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import re
 import subprocess
@@ -53,47 +55,63 @@ class Notifier:
         return min(self.retry_max_s, self.retry_initial_s * 2 ** max(0, attempts - 1))
 
     def send(self, event: str, title: str, body: str, done: set[str], env: dict[str, str]) -> tuple[set[str], str | None]:
-        """Deliver to every channel not yet in `done`; returns (channels now done, error or None)."""
+        """Deliver to every channel not yet in `done`; returns (channels now done, error or None).
+
+        Each apprise target is its own channel, so a retry after a partial
+        failure goes only to the targets that failed.
+        """
         if not self.configured:
             return set(), ("no notification target configured: set notify.urls in config.yaml "
                            "or $ORCHESTRATOR_NOTIFY")
         errors: list[str] = []
         ok: set[str] = set()
-        if (self.targets or self.apprise_config) and "apprise" not in done:
-            err = self._apprise(event, title, body)
-            if err is None:
-                ok.add("apprise")
+        wanted = 0
+        for key, service, label in self._services(errors):
+            if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event):
+                continue
+            wanted += 1
+            if key in done:
+                continue
+            import apprise
+
+            one = apprise.Apprise()
+            one.add(service)
+            if one.notify(body=body, title=title):
+                ok.add(key)
             else:
-                errors.append(err)
-        if self.command and "command" not in done:
-            err = self._hook(event, title, body, env)
-            if err is None:
-                ok.add("command")
-            else:
-                errors.append(err)
+                errors.append(f"delivery to {label} failed")
+        if self.command:
+            wanted += 1
+            if "command" not in done:
+                err = self._hook(event, title, body, env)
+                if err is None:
+                    ok.add("command")
+                else:
+                    errors.append(err)
+        if wanted == 0 and not errors:
+            errors.append(f"no notification target takes '{event}' events (check the targets' tags)")
         return ok, "; ".join(errors) if errors else None
 
-    def _apprise(self, event: str, title: str, body: str) -> str | None:
+    def _services(self, errors: list[str]) -> list[tuple[str, Any, str]]:
+        """(channel key, apprise service, printable name) for every configured target."""
         import apprise  # ~90 ms to import: only when something is actually sent
 
-        everything = apprise.Apprise()
+        out: list[tuple[str, Any, str]] = []
         for t in self.targets:
-            if not everything.add(t.url, tag=sorted(t.tags) or None):
-                return f"apprise does not understand the URL {_mask(t.url)}"
+            one = apprise.Apprise()
+            if not one.add(t.url, tag=sorted(t.tags) or None):
+                errors.append(f"apprise does not understand the URL {_mask(t.url)}")
+                continue
+            for service in one:
+                out.append((_key(t.url), service, _mask(t.url)))
         if self.apprise_config is not None:
             conf = apprise.AppriseConfig()
             if not conf.add(str(self.apprise_config)):
-                return f"cannot read the apprise config {self.apprise_config}"
-            everything.add(conf)
-        chosen = apprise.Apprise()
-        for service in everything:
-            tags = set(getattr(service, "tags", set()) or set())
-            if Target("", frozenset(tags)).wants(event):
-                chosen.add(service)
-        if len(chosen) == 0:
-            return f"no notification target takes '{event}' events (check the targets' tags)"
-        result = chosen.notify(body=body, title=title)
-        return None if result else f"apprise delivery failed ({getattr(result, 'status', 'failure')})"
+                errors.append(f"cannot read the apprise config {self.apprise_config}")
+            else:
+                for service in conf.servers():
+                    out.append((_key(service.url(privacy=False)), service, service.url(privacy=True)))
+        return out
 
     def _hook(self, event: str, title: str, body: str, env: dict[str, str]) -> str | None:
         full = clean_env({**env, "ORCH_EVENT": event, "ORCH_TITLE": title, "ORCH_MESSAGE": body})
@@ -102,12 +120,19 @@ class Notifier:
                                timeout=HOOK_TIMEOUT_S)
         except FileNotFoundError:
             return f"notify command not found: {self.command[0]}"
+        except OSError as exc:
+            return f"notify command could not run: {self.command[0]}: {exc.strerror}"
         except subprocess.TimeoutExpired:
             return f"notify command timed out after {HOOK_TIMEOUT_S} s"
         if p.returncode != 0:
             tail = p.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             return f"notify command exited {p.returncode}: {tail[0][:200]}"
         return None
+
+
+def _key(url: str) -> str:
+    """A channel's name in state.json: a digest, since URLs often carry secrets."""
+    return "url:" + hashlib.sha1(url.encode()).hexdigest()[:12]
 
 
 def _mask(url: str) -> str:
@@ -157,7 +182,7 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
     for key, attr in (("retry_initial_seconds", "retry_initial_s"), ("retry_max_seconds", "retry_max_s")):
         if key in raw:
             v = raw[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise fail((key,), f"notify.{key} must be a positive number")
             setattr(n, attr, float(v))
     return n

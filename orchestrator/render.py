@@ -63,6 +63,8 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
                "killed": "magenta", "lost": "red", "launching": "cyan"}
     for r in rows:
         state = f"[{colours.get(r['state'], 'white')}]{r['state']}[/]"
+        if r.get("error"):
+            state = f"[red]error[/] ({r['state']})"
         if r["notified"]:
             page = f"sent @{r['tripped_at_min']:g}m"
         elif r["tripped_at_min"] is not None:

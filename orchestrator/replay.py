@@ -18,7 +18,8 @@ from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.settings import SIGNAL_NAMES
 from spiral.model import Snapshot, ToolCall
-from spiral.verdict import Verdict
+from spiral.verdict import Verdict, json_number
+
 
 
 @dataclass
@@ -48,7 +49,7 @@ class ReplayResult:
             "notified_at_min": self.notified_at_min,
             "signals": self.signals,
             "region": self.region,
-            "suspicion": self.suspicion,
+            "suspicion": json_number(self.suspicion),
             "evidence": self.evidence,
             "pass": self.passed,
             "expected_spiral": self.case.expect.spiral,

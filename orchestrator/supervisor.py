@@ -44,8 +44,8 @@ class Snapshotter(threading.Thread):
     def take(self) -> None:
         try:
             text, hashes = gitops.snapshot(self.clone)
-        except (proc.CommandError, OSError):
-            self.errors += 1
+        except (proc.CommandError, OSError, subprocess.SubprocessError):
+            self.errors += 1  # a slow or broken git must not kill the snapshot thread
             return
         line = orjson.dumps({"ts": self.clock.iso(time.time()), "porcelain": text, "hashes": hashes})
         with self.out.open("ab") as fh:
@@ -68,10 +68,18 @@ def _agent_version(cmd: list[str], clone: Path) -> str | None:
 
 
 def supervise(run_dir: Path) -> int:
-    state = runstate.read(run_dir)
     clone = run_dir / "clone"
     me = proc.ProcRef.of(os.getpid())
-    runstate.update(run_dir, lambda s: s.update(supervisor=me.to_dict()))
+
+    def register(s: dict[str, Any]) -> bool:
+        if s.get("state") != "launching" or s.get("stop_requested"):
+            return False  # stopped before the agent started: there is nothing to supervise
+        s["supervisor"] = me.to_dict()
+        return True
+
+    state = runstate.update(run_dir, register)
+    if state.get("supervisor") != me.to_dict():
+        return 0
     clock = RunClock.of(state)
     argv = list(state["argv"])
     version = _agent_version(list(state.get("version_command") or []), clone)
@@ -89,12 +97,14 @@ def supervise(run_dir: Path) -> int:
     agent = proc.ProcRef.of(child.pid)
 
     def started(s: dict[str, Any]) -> bool:
-        if s.get("state") != "launching":
-            return False
-        s.update(state="running", agent_pid=agent.to_dict(), agent_version=version)
+        s["agent_pid"] = agent.to_dict()
+        if s.get("state") == "launching" and not s.get("stop_requested"):
+            s.update(state="running", agent_version=version)
         return True
 
-    runstate.update(run_dir, started)
+    state = runstate.update(run_dir, started)
+    if state.get("state") != "running":
+        proc.kill_tree(agent)  # a stop arrived while the agent was starting
     if stdin_mode == subprocess.PIPE and child.stdin is not None:
         try:
             child.stdin.write(str(state.get("prompt", "")).encode())
@@ -157,12 +167,14 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: python -m orchestrator.supervisor RUN_DIR\n")
         return 2
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # stops go to the agent; we record them
     run_dir = Path(argv[1])
     try:
         return supervise(run_dir)
     except Exception as exc:  # noqa: BLE001 - any crash must still end the run visibly
         state = runstate.read(run_dir)
+        agent = proc.ProcRef.from_dict(state.get("agent_pid"))
+        if agent is not None:
+            proc.kill_tree(agent)  # nobody would capture its output or record its end
         _finish(run_dir, RunClock.of(state), "failed", f"supervisor error: {type(exc).__name__}: {exc}")
         raise
 

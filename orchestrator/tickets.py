@@ -83,7 +83,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     if not isinstance(outputs, list) or not all(isinstance(o, str) and o for o in outputs):
         raise fail(("outputs",), "outputs must be a list of paths")
     agent = data.get("agent", cfg.default_agent)
-    if agent not in cfg.profiles:
+    if not isinstance(agent, str) or agent not in cfg.profiles:
         raise fail(("agent",), f"unknown agent {agent!r} (known: {', '.join(sorted(cfg.profiles))})")
     overrides = data.get("overrides") or {}
     if not isinstance(overrides, dict):

@@ -5,6 +5,7 @@ and defaults apply.
 """
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +72,7 @@ def load(path: Path | None = None) -> UserConfig:
         cfg.tickets_dir = Path(data["tickets_dir"]).expanduser()
     if "heartbeat_seconds" in data:
         hb = data["heartbeat_seconds"]
-        if isinstance(hb, bool) or not isinstance(hb, (int, float)) or hb <= 0:
+        if isinstance(hb, bool) or not isinstance(hb, (int, float)) or not math.isfinite(hb) or hb <= 0:
             raise fail(("heartbeat_seconds",), "heartbeat_seconds must be a positive number")
         cfg.heartbeat_s = float(hb)
     agents = data.get("agents") or {}
@@ -80,7 +81,7 @@ def load(path: Path | None = None) -> UserConfig:
     for name, raw in agents.items():
         cfg.profiles[str(name)] = _profile(str(name), raw, fail)
     if "default_agent" in data:
-        if data["default_agent"] not in cfg.profiles:
+        if not isinstance(data["default_agent"], str) or data["default_agent"] not in cfg.profiles:
             raise fail(("default_agent",), f"default_agent {data['default_agent']!r} is not a known agent "
                                            f"(known: {', '.join(sorted(cfg.profiles))})")
         cfg.default_agent = data["default_agent"]
@@ -93,7 +94,8 @@ def load(path: Path | None = None) -> UserConfig:
         raise fail(("prices",), "prices must map a model name (prefix) to its per-million-token prices")
     for model, row in prices.items():
         if not isinstance(row, dict) or set(row) - set(_PRICE_KEYS) or not {"input", "output"} <= set(row) or any(
-                isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 for v in row.values()):
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0
+                for v in row.values()):
             raise fail(("prices", model), f"prices.{model} needs input and output (and optionally cache_read, "
                                           f"cache_write): USD per million tokens")
         cfg.prices[str(model)] = tuple(float(row.get(k, 0.0)) for k in _PRICE_KEYS)  # type: ignore[assignment]  # a 4-tuple by construction

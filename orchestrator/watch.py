@@ -46,8 +46,9 @@ def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = 
     for run_dir in monitor.list_run_dirs():
         try:
             views.append(monitor.refresh(run_dir, buckets, cfg, notifier=notifier))
-        except UserError:
-            continue  # one broken run folder must not blind the watcher to the others
+        except Exception as exc:  # noqa: BLE001 - one broken run must not blind the watcher to the others
+            detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            views.append(monitor.broken(run_dir, detail))
     return views
 
 

@@ -99,6 +99,8 @@ def _convert(node: yaml.Node, path: tuple[Any, ...], lines: Lines, source: str,
         return constructor.construct_object(node, deep=True)
     except yaml.YAMLError as exc:
         raise YamlError(f"{source}:{line}: {exc}") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a timestamp on 2026-02-30
+        raise YamlError(f"{source}:{line}: {node.value!r} is not a valid value: {exc}") from None
 
 
 class Complaints:

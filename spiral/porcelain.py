@@ -47,8 +47,9 @@ def _unquote(path: str) -> str:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            if nxt in "01234567" and i + 3 < len(body) + 1:
-                raw.append(int(body[i + 1:i + 4], 8))
+            octal = body[i + 1:i + 4]
+            if len(octal) == 3 and all(c in "01234567" for c in octal) and int(octal, 8) < 256:
+                raw.append(int(octal, 8))
                 i += 4
                 continue
             raw.extend(_ESCAPES.get(nxt, nxt).encode())

@@ -6,6 +6,7 @@ key path of the first problem, so the caller can point at the file and line.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -108,7 +109,7 @@ def _value(obj: dict[str, Any], key: str, kind: Any, path: tuple[str | int, ...]
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SettingsError(path + (key,), f"{where} must be a non-negative integer, got {value!r}")
     elif kind == _NUM:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise SettingsError(path + (key,), f"{where} must be a non-negative number, got {value!r}")
         value = float(value)
     elif kind == _RE:
@@ -135,6 +136,8 @@ def _build(data: Any) -> Settings:
         path = ("buckets", name)
         b = _check_keys(buckets_raw[name], _BUCKET, path)
         bucket = Bucket(*(_value(b, k, _NUM, path) for k in _BUCKET))
+        if bucket.expected_min <= 0:
+            raise SettingsError(path + ("expected_min",), f"buckets.{name}.expected_min must be above 0")
         if not bucket.expected_min <= bucket.soft_start_min <= bucket.stuck_min:
             raise SettingsError(path, f"buckets.{name}: need expected_min <= soft_start_min <= stuck_min")
         buckets[name] = bucket

@@ -55,3 +55,8 @@ class Verdict:
             "evidence": list(self.evidence),
             "page": self.should_page,
         }
+
+
+def json_number(x: float) -> float | int:
+    """Whole numbers as integers in JSON output: suspicion 2, not 2.0 (weights are floats)."""
+    return int(x) if float(x).is_integer() else x

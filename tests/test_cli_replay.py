@@ -156,3 +156,22 @@ def test_import_turns_a_generic_log_into_a_replayable_case(tmp_path: Path) -> No
     assert again.returncode == 2 and "already exists" in again.stderr
     bad = run("corpus", "import", str(log), "--format", "nope", "--bucket", "small", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "--format must be one of" in bad.stderr
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("started_at: '2026-05-20T09:00:00Z'", "started_at: 2026-02-30T09:00:00Z", "not a valid value"),
+])
+def test_impossible_dates_are_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
+    case = copy_case("spiral-003-bg-polling", tmp_path)
+    text = (case / "case.yaml").read_text()
+    assert old in text, text
+    (case / "case.yaml").write_text(text.replace(old, new))
+    p = run("replay", str(case))
+    assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_non_finite_settings_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "buckets.yaml"
+    bad.write_text((ROOT / "buckets.yaml").read_text().replace("threshold: 2 ", "threshold: .nan "))
+    p = run("eval", str(CORPUS), env={"ORCHESTRATOR_BUCKETS": str(bad)})
+    assert p.returncode == 2 and "threshold must be a non-negative number" in p.stderr

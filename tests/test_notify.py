@@ -104,7 +104,7 @@ def test_receiver_down_then_up_delivers_exactly_once_later(tmp_path: Path, repo:
     assert row["notified"] is False and row["page_error"], row
     rec = state(home, run_id)["notices"]["spiral"]
     assert not rec.get("delivered")
-    assert "apprise delivery failed" in rec["last_error"]
+    assert rec["last_error"] == f"delivery to {down.url} failed"
     down.start()
     try:
         wait(lambda: (status_json() and spiral_pages(down, run_id) >= 1), timeout=20, what="the late page")
@@ -205,3 +205,44 @@ def test_redact(text: str, secret: str) -> None:
 def test_redact_keeps_ordinary_text() -> None:
     text = "12 of 20 tool calls ran tmp_debug_mc.py (made during the run)"
     assert redact(text) == text
+
+
+def test_partial_failure_retries_only_the_failed_target(tmp_path: Path, home: Path, receiver: Receiver) -> None:
+    from orchestrator.delivery import deliver
+    from orchestrator.notifier import Notifier, Target
+
+    down = Receiver()  # never started
+    run_dir = home / "runs" / "r-1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "state.json").write_text(json.dumps({
+        "run_id": "r-1", "ticket_id": "t", "bucket": "small", "agent": "fake", "state": "running",
+        "spiral": {"tripped_in_soft_band": True, "tripped_at_min": 31, "page_signals": ["polling"],
+                   "page_evidence": ["6 of the last 20 shell calls polled", "1.5x expected wall-clock"]}}))
+    notifier = Notifier(targets=[Target(receiver.url), Target(down.url)], retry_initial_s=0.01, retry_max_s=0.01)
+    for _ in range(3):
+        assert deliver(run_dir, "spiral", notifier).startswith("failed")
+        time.sleep(0.02)
+    assert receiver.titles() == ["run r-1 may be spiraling"]  # the working target got it once
+    down.start()
+    try:
+        assert deliver(run_dir, "spiral", notifier) == "delivered"
+        assert len(down.titles()) == 1 and len(receiver.titles()) == 1
+        assert deliver(run_dir, "spiral", notifier) == "skipped: already delivered"
+    finally:
+        down.stop()
+    rec = json.loads((run_dir / "state.json").read_text())["notices"]["spiral"]
+    assert rec["delivered"] and rec["attempts"] == 4 and len(rec["channels_done"]) == 2
+
+
+def test_failing_hook_does_not_break_status(tmp_path: Path, repo: Path, home: Path) -> None:
+    config(home, {"command": ["/etc/passwd"]})
+    run_id = launch(ticket(tmp_path, repo, spiral_body(), overrides=TINY))
+
+    def tried() -> bool:
+        p = cli("status", "--json")
+        assert p.returncode == 0, p.stderr
+        return bool(state(home, run_id).get("notices", {}).get("spiral", {}).get("last_error"))
+
+    wait(tried, timeout=20, what="a failed hook attempt")
+    assert "could not run" in state(home, run_id)["notices"]["spiral"]["last_error"]
+    cli("kill", run_id)

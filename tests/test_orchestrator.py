@@ -19,7 +19,7 @@ FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 FAST = {"snapshot_every_seconds": 0.3}
 STATUS_KEYS = {"id", "ticket", "bucket", "agent", "state", "reason", "elapsed_min", "expected_min", "region",
                "signals", "suspicion", "evidence", "tripped_at_min", "notified", "page_error", "hints", "last_activity_s", "tokens", "cost_usd",
-               "started_at", "ended_at"}
+               "started_at", "ended_at", "error"}
 
 
 @pytest.fixture
