@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 import multiprocessing as mp
 import os
 from dataclasses import dataclass, field
@@ -70,10 +70,9 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     snaps = distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter))
     walk = TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, detector, snaps)
     events = read_events(folder / "events.jsonl", counter)
-    feed = adapter.feed
-    drive(walk, ((ts, feed(ts, data)) for ts, data in events))
+    drive(walk, events, adapter.feed)
     for ts, data in events:
-        feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
+        adapter.feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
     notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
     shown = notified or strongest or last
     result = ReplayResult(
@@ -90,16 +89,22 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     return result
 
 
-def drive(walk: TickWalk, timeline: Iterable[tuple[float, list[ToolCall]]]) -> TickWalk:
-    """Feed (time, tool calls) in log order, evaluating every tick that sees all calls before it."""
-    add_calls = walk.detector.add_calls
-    for ts, calls in timeline:
+def drive(walk: TickWalk, timeline: Iterable[tuple[float, Any]],
+          to_calls: Callable[[float, Any], list[ToolCall]] | None = None) -> TickWalk:
+    """Feed the log in order, evaluating every tick that sees all calls before it.
+
+    `timeline` holds (time, native payload) turned into calls by `to_calls`,
+    or (time, calls) already when `to_calls` is None.
+    """
+    add_call = walk.detector.add_call
+    for ts, item in timeline:
         if ts > walk.now and not walk.done:
             walk.advance(ts)
         if walk.done:
             break
-        if calls:
-            add_calls(calls)
+        calls = to_calls(ts, item) if to_calls is not None else item
+        for call in calls:
+            add_call(call)
     walk.advance(math.inf)
     return walk
 

@@ -5,6 +5,7 @@ reads a clock or a file, and a tick costs the same however long the run is.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from spiral import model
 from spiral.model import Snapshot, ToolCall
@@ -14,6 +15,9 @@ from spiral.settings import Settings
 from spiral.signals import debris, mutation_stall, polling, repetition, sustained_bash
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
 from spiral.window import SlidingCounter
+
+
+_MEANING_CACHE = 20_000
 
 
 class Detector:
@@ -46,6 +50,7 @@ class Detector:
         self._debris_in_clone: tuple[str, ...] = ()
         self._debris_written: dict[str, None] = {}
         self._debris_memo: dict[str, bool] = {}
+        self._meaning: dict[tuple[str, str | None, str | None, str | None], tuple[Any, ...]] = {}
         # window findings only change when a call arrives: cache them per call count
         self._cache_at = -1
         self._cached: tuple[Finding | None, Finding | None, Finding | None] = (None, None, None)
@@ -57,21 +62,31 @@ class Detector:
             self.add_call(call)
 
     def add_call(self, call: ToolCall) -> None:
-        obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
-        self._rep_scripts.push(repetition.script_key(obs, self.tracked))
-        self._rep_files.push(repetition.file_key(obs))
-        self._sb_targets.push(sustained_bash.key(obs))
-        if obs.tool in SHELL_LIKE:
-            self._polls.push(obs.poll)
+        # loops repeat the same calls: what a call means is worked out once per distinct call
+        ident = (call.tool, call.command, call.path, call.cwd)
+        keys = self._meaning.get(ident)
+        if keys is None:
+            obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
+            keys = (repetition.script_key(obs, self.tracked), repetition.file_key(obs),
+                    sustained_bash.key(obs), obs.tool in SHELL_LIKE, obs.poll, obs.file)
+            if len(self._meaning) >= _MEANING_CACHE:
+                self._meaning.clear()
+            self._meaning[ident] = keys
+        script_key, file_key, target_key, shell_like, poll, file = keys
+        self._rep_scripts.push(script_key)
+        self._rep_files.push(file_key)
+        self._sb_targets.push(target_key)
+        if shell_like:
+            self._polls.push(poll)
         self.calls += 1
-        if call.tool in model.WRITING_TOOLS and obs.file and not obs.file.startswith("/"):
-            self._changed(obs.file, call.ts)
-            if not self._is_debris(obs.file):
-                if obs.file not in self._written:
-                    self._written.add(obs.file)
+        if call.tool in model.WRITING_TOOLS and file and not file.startswith("/"):
+            self._changed(file, call.ts)
+            if not self._is_debris(file):
+                if file not in self._written:
+                    self._written.add(file)
                     self._written_grew_at = max(self._written_grew_at, call.ts)
-            elif obs.file not in self.tracked:
-                self._debris_written[obs.file] = None
+            elif file not in self.tracked:
+                self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
         self.snapshots += 1

@@ -16,19 +16,19 @@ class SlidingCounter:
         return len(self._keys)
 
     def push(self, key: str | None) -> None:
-        keys = self._keys
+        keys, counts = self._keys, self.counts
         if len(keys) == self.size:
             old = keys.popleft()
             if old is not None:
-                left = self.counts[old] - 1
-                if left:
-                    self.counts[old] = left
+                n = counts[old]
+                if n == 1:
+                    del counts[old]
                 else:
-                    del self.counts[old]
+                    counts[old] = n - 1
                 self.filled -= 1
         keys.append(key)
         if key is not None:
-            self.counts[key] = self.counts.get(key, 0) + 1
+            counts[key] = counts.get(key, 0) + 1
             self.filled += 1
 
     def top(self) -> tuple[str | None, int]:
