@@ -318,8 +318,11 @@ def _since(text: str | None) -> Any:
 
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     units = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
-    if text[:-1].isdigit() and text[-1] in units:
-        return now - timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    if text[:-1].isascii() and text[:-1].isdigit() and text[-1] in units:
+        try:
+            return now - timedelta(seconds=int(text[:-1]) * units[text[-1]])
+        except OverflowError:
+            return datetime(1970, 1, 1)  # older than anything: every run
     from spiral.clock import parse_ts
 
     ts = parse_ts(text if "T" in text else text + "T00:00:00Z")

@@ -76,7 +76,10 @@ def deliver(run_dir: Path, event: str, notifier: Notifier, now: float | None = N
     if rec is None:
         return str(claimed.get("why", "skipped"))
     done_before = set(rec.get("channels_done") or [])
-    ok, error = notifier.send(event, rec["title"], rec["body"], done_before, claimed["env"])
+    try:
+        ok, error = notifier.send(event, rec["title"], rec["body"], done_before, claimed["env"])
+    except Exception as exc:  # noqa: BLE001 - a sending bug must end as a recorded, retried failure
+        ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
     result: dict[str, str] = {}
 
     def record(s: dict[str, Any]) -> None:

@@ -51,8 +51,8 @@ def save(path: Path, cached: Cached) -> None:
     write_bytes_atomic(path, pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def fresh(detector: Detector, fmt: str, workdir: str) -> Cached:
-    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=SpendCounter(fmt))
+def fresh(detector: Detector, fmt: str, workdir: str, model: str | None = None) -> Cached:
+    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=SpendCounter(fmt, model))
 
 
 def _brief(call: ToolCall) -> str:

@@ -79,6 +79,7 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
         "run_id": run_dir.name, "ticket_id": ticket.id, "ticket_path": str(ticket.path.resolve()),
         "bucket": ticket.bucket, "agent": ticket.agent, "format": fmt, "argv": argv,
         "prompt_mode": prompt_mode, "prompt": ticket.body if prompt_mode == "stdin" else None,
+        "model": cfg.profiles[ticket.agent].model,
         "version_command": version_cmd, "agent_version": None,
         "repo": ticket.repo, "base": ticket.base, "branch": f"ticket/{ticket.id}",
         "outputs": ticket.outputs, "overrides": ticket.overrides, "time_scale": ticket.speed,

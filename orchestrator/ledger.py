@@ -7,6 +7,7 @@ short-lived and opening retries for a few seconds before giving up.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -49,6 +50,7 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN cache_write_tokens BIGINT;
     ALTER TABLE runs ADD COLUMN cost_usd DOUBLE;
     ALTER TABLE runs ADD COLUMN unpriced_models VARCHAR;
+    DELETE FROM meta WHERE key = 'prices';
     """,
 ]
 
@@ -67,7 +69,10 @@ def connect(read_only: bool = False) -> Iterator[Any]:
     import duckdb  # ~80 ms to import: only for the commands that need the ledger
 
     path = ledger_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{path.parent}: cannot use it as the state folder: {exc.strerror}") from None
     if read_only and not path.exists():
         read_only = False  # nothing to read yet: create it
     deadline = time.monotonic() + OPEN_RETRY_S
@@ -132,9 +137,9 @@ class LogScan:
     unreadable: int = 0
 
 
-def scan_log(events: Path, fmt: str) -> LogScan:
+def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
     """Spend and tool calls of one run's log, read from the file itself; torn lines are skipped."""
-    scan = LogScan(SpendCounter(fmt))
+    scan = LogScan(SpendCounter(fmt, model))
     try:
         adapter = make_adapter(fmt)
         fh = events.open("rb")
@@ -164,12 +169,16 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
         return None
     events = run_dir / "events.jsonl"
     size = events.stat().st_size if events.exists() else 0
-    scan = scan_log(events, str(state.get("format") or "generic"))
+    scan = scan_log(events, str(state.get("format") or "generic"),
+                    state.get("model") if isinstance(state.get("model"), str) else None)
     spend = scan.spend
     cost, unpriced = spend.spend.cost(prices)
     spiral = state.get("spiral") if isinstance(state.get("spiral"), dict) else {}
     started, ended = parse_ts(state.get("started_at")), parse_ts(state.get("ended_at"))
-    scale = float(state.get("time_scale") or 1.0)
+    scale = state.get("time_scale") or 1.0
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        return None
+    scale = float(scale)
     wall = (ended - started) * scale / 60 if started is not None and ended is not None else None
     row = {
         "run_id": run_dir.name, "ticket_id": state.get("ticket_id"), "bucket": state.get("bucket"),
@@ -220,11 +229,17 @@ def refresh(prices: dict[str, tuple[float, float, float, float]] | None = None, 
     root = runs_dir()
     folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     stats.scanned = len(folders)
+    fingerprint = hashlib.sha1(json.dumps(sorted(prices.items())).encode()).hexdigest()[:16]
     with connect() as con:
-        if rebuild:
-            for table in ("runs", "endings", "signals", "notifications"):
-                con.execute(f"DELETE FROM {table}")
         known = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, state_mtime, events_size FROM runs").fetchall()}
+        row = con.execute("SELECT value FROM meta WHERE key = 'prices'").fetchone()
+    if rebuild or (row[0] if row else None) != fingerprint:
+        # new prices (or a forced rebuild): every run is read again, and the old rows are
+        # replaced in the same transaction as the new ones, so readers never see an empty ledger
+        stale_all = set(known)
+        known = {}
+    else:
+        stale_all = set()
     # read the folders with no connection held, so other commands are not locked out meanwhile
     records: list[RunRecord] = []
     present = set()
@@ -245,10 +260,10 @@ def refresh(prices: dict[str, tuple[float, float, float, float]] | None = None, 
         records.append(rec)
         if progress and i % 500 == 0:
             progress(i, len(folders))
-    gone = [r for r in known if r not in present]
+    gone = [r for r in (set(known) | stale_all) if r not in present]
     with connect() as con:
         con.execute("BEGIN")
-        stale = [r.row["run_id"] for r in records] + gone
+        stale = sorted({r.row["run_id"] for r in records} | set(gone) | stale_all)
         if stale:
             con.execute("CREATE TEMP TABLE stale (run_id VARCHAR)")
             ap = con.appender("stale")
@@ -260,9 +275,10 @@ def refresh(prices: dict[str, tuple[float, float, float, float]] | None = None, 
         _append(con, "endings", [(r.row["run_id"], *r.ending) for r in records if r.ending], None)
         _append(con, "signals", [(r.row["run_id"], s, p) for r in records for s, p in r.signals], None)
         _append(con, "notifications", [(r.row["run_id"], *n) for r in records for n in r.notices], None)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('prices', ?)", [fingerprint])
         con.execute("COMMIT")
     stats.indexed = len(records)
-    stats.removed = len(gone)
+    stats.removed = len([g for g in gone if g not in present])
     stats.seconds = time.perf_counter() - t0
     return stats
 
@@ -307,11 +323,13 @@ def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
     with connect(read_only=True) as con:
-        pattern = str(runs_dir() / "*" / "events.jsonl")
-        if any(runs_dir().glob("*/events.jsonl")) if runs_dir().is_dir() else False:
+        files = sorted(str(p) for p in runs_dir().glob("*/events.jsonl")) if runs_dir().is_dir() else []
+        if files:
+            # an explicit file list, not a glob: a state folder's own path may hold [ or *
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
             con.execute(f"""CREATE TEMP VIEW events AS
                 SELECT regexp_extract(filename, '.*/runs/([^/]+)/events.jsonl$', 1) AS run_id, ts, data
-                FROM read_json('{pattern.replace("'", "''")}', format='newline_delimited', filename=true,
+                FROM read_json([{listed}], format='newline_delimited', filename=true,
                                columns={{'ts': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true)""")
         try:
             cur = con.execute(query)

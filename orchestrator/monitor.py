@@ -157,7 +157,7 @@ def _catch_up(run_dir: Path, state: dict[str, Any], buckets: BucketsFile) -> det
         det = Detector(_settings(state, buckets), bucket=state["bucket"],
                        started_at=RunClock.of(state).started_at, tracked=read_tracked(run_dir / "tracked.txt"),
                        outputs=state.get("outputs") or [], workdir=str(run_dir / "clone"))
-        cached = detcache.fresh(det, state["format"], str(run_dir / "clone"))
+        cached = detcache.fresh(det, state["format"], str(run_dir / "clone"), state.get("model"))
     before = (cached.events_offset, cached.workspace_offset)
     detcache.catch_up(cached, run_dir)
     if before != (cached.events_offset, cached.workspace_offset) or not cache_path.exists():

@@ -25,6 +25,7 @@ from orchestrator.userconfig import UserConfig
 EVENTS = ("spiral", "stalled", "failed", "succeeded", "killed", "lost")
 ENDINGS = frozenset(EVENTS[1:])
 DEFAULT_EVENTS = ("spiral", "stalled")
+TAGS = (*EVENTS, "ends")
 _KEYS = {"urls", "apprise_config", "events", "command", "retry_initial_seconds", "retry_max_seconds"}
 HOOK_TIMEOUT_S = 30
 
@@ -103,14 +104,15 @@ class Notifier:
                 errors.append(f"apprise does not understand the URL {_mask(t.url)}")
                 continue
             for service in one:
-                out.append((_key(t.url), service, _mask(t.url)))
+                out.append((_key(t.url), service, _label(service)))
         if self.apprise_config is not None:
             conf = apprise.AppriseConfig()
-            if not conf.add(str(self.apprise_config)):
+            loaded = apprise.Apprise()
+            if not conf.add(str(self.apprise_config)) or not loaded.add(conf) or len(loaded) == 0:
                 errors.append(f"cannot read the apprise config {self.apprise_config}")
             else:
-                for service in conf.servers():
-                    out.append((_key(service.url(privacy=False)), service, service.url(privacy=True)))
+                for service in loaded:
+                    out.append((_key(service.url(privacy=False)), service, _label(service)))
         return out
 
     def _hook(self, event: str, title: str, body: str, env: dict[str, str]) -> str | None:
@@ -135,8 +137,14 @@ def _key(url: str) -> str:
     return "url:" + hashlib.sha1(url.encode()).hexdigest()[:12]
 
 
+def _label(service: Any) -> str:
+    """How a target is named in errors and state: apprise's privacy form hides its tokens."""
+    return str(service.url(privacy=True)).split("?", 1)[0]
+
+
 def _mask(url: str) -> str:
-    return re.sub(r"//[^/@]*@", "//***@", url)
+    """An unparseable URL, shown by its scheme only: whatever follows may be a token."""
+    return url.split("://", 1)[0] + "://..." if "://" in url else "(not a URL)"
 
 
 def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notifier:
@@ -151,18 +159,22 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
         if key not in _KEYS:
             raise fail((key,), f"unknown key notify.{key} (known: {', '.join(sorted(_KEYS))})")
     n = Notifier()
-    for i, item in enumerate(raw.get("urls") or []):
+    urls = raw.get("urls") or []
+    if not isinstance(urls, list):
+        raise fail(("urls",), "notify.urls must be a list of URLs (or {url: ..., tags: [...]})")
+    for i, item in enumerate(urls):
         if isinstance(item, str) and item.strip():
             n.targets.append(Target(item.strip()))
         elif isinstance(item, dict) and isinstance(item.get("url"), str) and set(item) <= {"url", "tags"}:
             tags = item.get("tags") or []
             tags = [tags] if isinstance(tags, str) else tags
-            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-                raise fail(("urls", i), "notify.urls: tags must be a list of names")
+            if not isinstance(tags, list) or not all(isinstance(t, str) and t in TAGS for t in tags):
+                raise fail(("urls", i), f"notify.urls: tags must name events among {', '.join(TAGS)}")
             n.targets.append(Target(item["url"], frozenset(tags)))
         else:
             raise fail(("urls", i), "notify.urls entries are URLs, or {url: ..., tags: [...]}")
-    for url in re.split(r"[\s,]+", environ.get("ORCHESTRATOR_NOTIFY", "").strip()):
+    # whitespace only: commas belong to many apprise URLs (mailto://...?to=a@x,b@y)
+    for url in environ.get("ORCHESTRATOR_NOTIFY", "").split():
         if url:
             n.targets.append(Target(url))
     if "apprise_config" in raw:

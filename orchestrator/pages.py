@@ -8,17 +8,36 @@ MAX_LINE = 220
 MAX_BODY = 1800
 
 # Tokens that must never leave the machine in a page, whatever the agent printed.
+_KEY_NAME = r"[A-Za-z0-9_.\-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|passphrase|credential|auth)[A-Za-z0-9_.\-]*"
 _SECRETS = [
+    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+     "[REDACTED-PRIVATE-KEY]"),
     (re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,})"), "sk-[REDACTED]"),
+    (re.compile(r"\b((?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,})"), "[REDACTED-STRIPE-KEY]"),
     (re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), "[REDACTED-GITHUB-TOKEN]"),
+    (re.compile(r"\b(glpat-[A-Za-z0-9_\-]{16,})"), "[REDACTED-GITLAB-TOKEN]"),
     (re.compile(r"\b(xox[abprs]-[A-Za-z0-9-]{10,})"), "[REDACTED-SLACK-TOKEN]"),
+    (re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"), "https://hooks.slack.com/[REDACTED]"),
+    (re.compile(r"\b((?:gsk|xai)[_-][A-Za-z0-9]{16,})"), "[REDACTED-API-KEY]"),
+    (re.compile(r"\b(SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,})"), "[REDACTED-SENDGRID-KEY]"),
+    (re.compile(r"\b(ya29\.[A-Za-z0-9_\-]{20,})"), "[REDACTED-GOOGLE-TOKEN]"),
     (re.compile(r"\b(AKIA[0-9A-Z]{16})\b"), "[REDACTED-AWS-KEY]"),
     (re.compile(r"\b(AIza[0-9A-Za-z_\-]{30,})"), "[REDACTED-GOOGLE-KEY]"),
     (re.compile(r"\b(eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})"), "[REDACTED-JWT]"),
     (re.compile(r"(?i)\b(bearer|token|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"), r"\1 [REDACTED]"),
-    (re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+@"), r"\1[REDACTED]@"),
-    (re.compile(r"(?i)\b([A-Za-z0-9_]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd)[A-Za-z0-9_]*)"
-                r"(\s*[=:]\s*|\s+)(['\"]?)[^\s'\"]{4,}\3"), r"\1\2\3[REDACTED]\3"),
+    # user:password@host, including an empty user and passwords holding '@'
+    (re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^\s:/@]*:)\S+@(?=[^\s@/]+(?:[/:?\s]|$))"), r"\1[REDACTED]@"),
+    # curl -u user:password, mysql -pPASSWORD, docker login -p PASSWORD
+    (re.compile(r"(\s-u\s+['\"]?[^\s:'\"]+:)[^\s'\"]+"), r"\1[REDACTED]"),
+    (re.compile(r"(\s(?:-p|--password(?:=|\s+)))(['\"]?)[^\s'\"]{3,}\2"), r"\1\2[REDACTED]\2"),
+    (re.compile(r"(\s-p)[^\s'\"-][^\s'\"]{2,}"), r"\1[REDACTED]"),
+    (re.compile(r"(\s-p\s+)(['\"])(?:(?!\2).)+\2"), r"\1\2[REDACTED]\2"),
+    # name=value, name: value, "name": "value" (quoted values may hold spaces)
+    (re.compile(r"(?i)(\b" + _KEY_NAME + r"['\"]?\s*[=:]\s*)(['\"])(?:(?!\2).){3,}\2"), r"\1\2[REDACTED]\2"),
+    (re.compile(r"(?i)(\b" + _KEY_NAME + r"['\"]?\s*[=:]\s*)[^\s'\",;}]{4,}"), r"\1[REDACTED]"),
+    # anything that looks like a long random key: letters and digits mixed, not a hex digest
+    (re.compile(r"\b(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])"
+                r"[A-Za-z0-9_\-]{32,}\b"), "[REDACTED-KEY]"),
 ]
 
 ENDING_TITLES = {

@@ -9,6 +9,7 @@ unpriced, never as $0.
 """
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,25 +18,32 @@ from typing import Any
 # the time of writing; override them in config.yaml under `prices:`.
 DEFAULT_PRICES: dict[str, tuple[float, float, float, float]] = {
     "claude-opus-4": (15.0, 75.0, 1.5, 18.75),
+    "claude-opus-4-1": (15.0, 75.0, 1.5, 18.75),
     "claude-opus-4-5": (5.0, 25.0, 0.5, 6.25),
     "claude-sonnet-4": (3.0, 15.0, 0.3, 3.75),
+    "claude-sonnet-4-5": (3.0, 15.0, 0.3, 3.75),
     "claude-haiku-4-5": (1.0, 5.0, 0.1, 1.25),
     "claude-3-5-haiku": (0.8, 4.0, 0.08, 1.0),
     "gpt-5": (1.25, 10.0, 0.125, 0.0),
     "gpt-5-codex": (1.25, 10.0, 0.125, 0.0),
     "gpt-5-mini": (0.25, 2.0, 0.025, 0.0),
 }
+# a table name also prices its dated snapshots: claude-sonnet-4-5-20250929, gpt-5-2025-08-07
+_DATED = re.compile(r"^(?P<name>.+?)(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
 
 
 def price_for(model: str | None, prices: dict[str, tuple[float, float, float, float]]) -> tuple[float, ...] | None:
-    """The longest table key that prefixes the model name (dated variants share a price)."""
+    """The model's price: its exact name, or the name its dated snapshot belongs to.
+
+    A model the table does not name is unpriced: a newer model must never
+    silently take an older one's price.
+    """
     if not model:
         return None
-    best = None
-    for key in prices:
-        if model.startswith(key) and (best is None or len(key) > len(best)):
-            best = key
-    return prices[best] if best else None
+    if model in prices:
+        return prices[model]
+    m = _DATED.match(model)
+    return prices.get(m.group("name")) if m else None
 
 
 @dataclass
@@ -52,9 +60,11 @@ class Spend:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
     def cost(self, prices: dict[str, tuple[float, float, float, float]]) -> tuple[float | None, list[str]]:
-        """(dollars or None when some usage is unpriced, the unpriced models)."""
+        """(dollars, or None when some usage is unpriced or the log reports none; the unpriced models)."""
         if self.reported_cost_usd is not None:
             return self.reported_cost_usd, []
+        if not self.by_model:
+            return None, []  # no usage in the log at all: unknown, not free
         total = 0.0
         unpriced = []
         for model, (i, o, cr, cw) in self.by_model.items():
@@ -90,7 +100,8 @@ class SpendCounter:
         self.fmt = fmt
         self.spend = Spend()
         self.model = default_model or "unknown"
-        self._seen: OrderedDict[str, None] = OrderedDict()
+        # message id -> the usage counted for it so far (its lines repeat it, growing)
+        self._seen: OrderedDict[str, tuple[str, int, int, int, int]] = OrderedDict()
 
     def feed(self, data: Any) -> None:
         if not isinstance(data, dict):
@@ -106,17 +117,24 @@ class SpendCounter:
             msg = data.get("message")
             if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
                 return
-            mid = msg.get("id")
-            if isinstance(mid, str):
-                if mid in self._seen:
-                    return  # the same message's usage, repeated on its next content block
-                self._seen[mid] = None
-                if len(self._seen) > 4096:
-                    self._seen.popitem(last=False)
             u = msg["usage"]
             model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
-            self.spend._add(model, _int(u, "input_tokens"), _int(u, "output_tokens"),
-                            _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens"))
+            now = (model, _int(u, "input_tokens"), _int(u, "output_tokens"),
+                   _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens"))
+            mid = msg.get("id")
+            if isinstance(mid, str):
+                # each content block of a message repeats its usage, and the output count
+                # grows as the message streams: count the latest figures once
+                before = self._seen.get(mid)
+                if before == now:
+                    return
+                if before is not None:
+                    self.spend._add(before[0], *(-x for x in before[1:]))
+                self._seen[mid] = now
+                self._seen.move_to_end(mid)
+                if len(self._seen) > 4096:
+                    self._seen.popitem(last=False)
+            self.spend._add(*now)
         elif kind == "result":
             cost = data.get("total_cost_usd")
             if isinstance(cost, (int, float)) and not isinstance(cost, bool):

@@ -20,7 +20,7 @@ from spiral.adapters import FORMATS
 DEFAULT_HEARTBEAT_S = 1800.0
 _KEYS = {"tickets_dir", "default_agent", "heartbeat_seconds", "agents", "notify", "prices"}
 _PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
-_PROFILE_KEYS = {"command", "format", "prompt", "version_command"}
+_PROFILE_KEYS = {"command", "format", "prompt", "version_command", "model"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Profile:
     format: str
     prompt: str = "argument"  # argument | stdin
     version_command: tuple[str, ...] = ()
+    model: str | None = None  # for pricing, when the log does not name its model (codex exec --json)
 
 
 BUILTIN = {
@@ -121,4 +122,7 @@ def _profile(name: str, raw: Any, fail: Any) -> Profile:
     version = raw.get("version_command", [])
     if not isinstance(version, list) or not all(isinstance(c, str) for c in version):
         raise fail(where + ("version_command",), f"agents.{name}.version_command must be a list of strings")
-    return Profile(name, tuple(command), fmt, prompt, tuple(version))
+    model = raw.get("model")
+    if model is not None and not isinstance(model, str):
+        raise fail(where + ("model",), f"agents.{name}.model must be a model name")
+    return Profile(name, tuple(command), fmt, prompt, tuple(version), model)

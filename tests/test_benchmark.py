@@ -51,15 +51,17 @@ def test_wilson_known_values() -> None:
 
 
 def test_score_counts_and_family_intervals() -> None:
-    outs = [Outcome("a", True, 12.0, 10.0, (30.0, 35.0), True), Outcome("a", True, None, 10.0, (30.0, 35.0), None),
-            Outcome("b", True, 5.0, 10.0, (30.0, 35.0), False), Outcome("c", False, 40.0, None, None),
-            Outcome("c", False, None, None, None), Outcome("d", False, None, None, None)]
+    outs = [Outcome("a", True, 32.0, 10.0, (30.0, 35.0), True), Outcome("a", True, None, 10.0, (30.0, 35.0), None),
+            Outcome("b", True, 5.0, 10.0, (30.0, 35.0), False), Outcome("b", True, 31.0, 10.0, (30.0, 35.0), False),
+            Outcome("b", True, 40.0, 10.0, (30.0, 35.0), True),
+            Outcome("c", False, 40.0, None, None), Outcome("c", False, None, None, None),
+            Outcome("d", False, None, None, None)]
     s = score(outs)
-    assert (s.tp, s.fp, s.tn, s.fn) == (2, 1, 2, 1)
-    assert s.early == 1 and s.delays == [2.0]
+    assert (s.tp, s.fp, s.tn, s.fn) == (2, 1, 2, 3)  # early and late pages on spirals are misses
+    assert (s.early, s.late) == (1, 1) and s.delays == [22.0, 21.0]
     assert (s.attributed, s.attributable) == (1, 2)
-    assert s.family_recall == {"a": 0.5, "b": 1.0} and s.family_fpr == {"c": 0.5, "d": 0.0}
-    assert s.recall_interval() == wilson(1.5, 2)
+    assert s.family_recall == {"a": 0.5, "b": 1 / 3} and s.family_fpr == {"c": 0.5, "d": 0.0}
+    assert s.recall_interval() == wilson(0.5 + 1 / 3, 2)
 
 
 def _shape(cmds: list[str], gap_s: float = 20, minutes: float = 60) -> baselines.RunShape:

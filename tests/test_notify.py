@@ -246,3 +246,57 @@ def test_failing_hook_does_not_break_status(tmp_path: Path, repo: Path, home: Pa
     wait(tried, timeout=20, what="a failed hook attempt")
     assert "could not run" in state(home, run_id)["notices"]["spiral"]["last_error"]
     cli("kill", run_id)
+
+
+@pytest.mark.parametrize("text, secret", [
+    ('{"password": "hunter2hunter2"}', "hunter2hunter2"),
+    ('{"access_token":"abcd1234efgh5678"}', "abcd1234efgh5678"),
+    ("redis://:SuperSecretPw123@cache:6379", "SuperSecretPw123"),
+    ("postgres://bob:p@ssw0rd!@db/x", "ssw0rd"),
+    ("curl -u admin:S3cretPass https://x.y", "S3cretPass"),
+    ("mysql -pSecretPw1 -h db", "SecretPw1"),
+    ('docker login -p "my pass word" registry', "my pass word"),
+    ('password="correct horse battery staple"', "correct horse"),
+    ("sk_live_abcdefghijklmnop1234", "abcdefghijklmnop1234"),
+    ("glpat-abcdefghijklmnopqrst", "abcdefghijklmnopqrst"),
+    ("https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXX", "XXXXXXXXXXXX"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaA"),
+    ("export KEY=Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc", "Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc"),
+])
+def test_redact_more_secret_shapes(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "pytest tests/test_a.py -k case -p no:cacheprovider",
+    "git show 3f2a9c0e1b7d4e5f6a7b8c9d0e1f2a3b4c5d6e7f",
+    "docker run -p 8080:80 image",
+    "cd /home/dev/runs/demo-fixture-shim-20261129-194920/clone",
+])
+def test_redact_leaves_ordinary_commands(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_apprise_config_file_targets_get_the_page(tmp_path: Path, home: Path, receiver: Receiver) -> None:
+    from orchestrator.delivery import deliver
+    from orchestrator.notifier import Notifier
+
+    conf = tmp_path / "apprise.txt"
+    conf.write_text(f"spiral={receiver.url}\n")
+    run_dir = home / "runs" / "r-2"
+    run_dir.mkdir(parents=True)
+    (run_dir / "state.json").write_text(json.dumps({
+        "run_id": "r-2", "ticket_id": "t", "bucket": "small", "agent": "fake", "state": "running",
+        "spiral": {"tripped_in_soft_band": True, "tripped_at_min": 31, "page_signals": ["polling"],
+                   "page_evidence": ["6 of the last 20 shell calls polled", "1.5x expected wall-clock"]}}))
+    assert deliver(run_dir, "spiral", Notifier(apprise_config=conf)) == "delivered"
+    assert receiver.titles() == ["run r-2 may be spiraling"]
+
+
+def test_notify_urls_must_be_a_list_of_known_tags(tmp_path: Path, home: Path) -> None:
+    config(home, {"urls": "json://127.0.0.1:9/x"})
+    p = cli("status")
+    assert p.returncode == 2 and "notify.urls must be a list" in p.stderr
+    config(home, {"urls": [{"url": "json://127.0.0.1:9/x", "tags": ["spirals"]}]})
+    p = cli("status")
+    assert p.returncode == 2 and "tags must name events" in p.stderr

@@ -17,9 +17,9 @@ from typing import Any
 
 from orchestrator.casewriter import Timeline
 from orchestrator.workpatterns import productive, repo
+from spiral.settings import Settings
 
 FORMATS = ("claude-stream-json", "claude-transcript", "codex-json", "generic")
-BUCKETS = {"small": (20.0, 30.0, 35.0), "medium": (45.0, 70.0, 85.0), "big": (90.0, 135.0, 150.0)}
 
 
 @dataclass(frozen=True)
@@ -362,11 +362,13 @@ def scenario_id(fam: Family, i: int) -> str:
     return f"{fam.name}-{i:03d}"
 
 
-def write_scenario(fam: Family, i: int, out: Path, seed: int = 0) -> Path:
+def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Settings | None = None) -> Path:
+    """One scenario, timed against the buckets of `settings` (default: the built-in timings)."""
     rng = random.Random(zlib.crc32(f"{seed}:{fam.name}:{i}".encode()))
     bucket = ("small", "medium", "big")[i % 3]
     fmt = FORMATS[(i // 3) % len(FORMATS)]
-    expected, soft, stuck = BUCKETS[bucket]
+    b = (settings or _default_settings()).bucket(bucket)
+    expected, soft, stuck = b.expected_min, b.soft_start_min, b.stuck_min
     tl = Timeline(scenario_id(fam, i), fmt, bucket, f"{fam.description} (benchmark family {fam.name})", repo())
     built = fam.build(tl, rng, expected, soft, stuck)
     labels, end = (built if isinstance(built, tuple) else (built, stuck + 3))
@@ -384,6 +386,13 @@ def write_scenario(fam: Family, i: int, out: Path, seed: int = 0) -> Path:
     return folder
 
 
-def generate(out: Path, per_family: int, seed: int = 0, families: list[str] | None = None) -> list[Path]:
+def generate(out: Path, per_family: int, seed: int = 0, families: list[str] | None = None,
+             settings: Settings | None = None) -> list[Path]:
     chosen = [f for f in FAMILIES if not families or f.name in families]
-    return [write_scenario(f, i, out, seed) for f in chosen for i in range(per_family)]
+    return [write_scenario(f, i, out, seed, settings) for f in chosen for i in range(per_family)]
+
+
+def _default_settings() -> Settings:
+    from orchestrator.config import BucketsFile
+
+    return BucketsFile().settings

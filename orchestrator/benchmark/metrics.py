@@ -39,7 +39,8 @@ class Score:
     fp: int = 0
     tn: int = 0
     fn: int = 0
-    early: int = 0  # positives paged before the spiral began
+    early: int = 0  # positives paged before their window (before the spiral, or before the soft band)
+    late: int = 0  # positives paged after their window
     delays: list[float] = field(default_factory=list)  # minutes from onset to page
     attributed: int = 0
     attributable: int = 0
@@ -73,31 +74,40 @@ class Score:
         return wilson(sum(rates), len(rates))
 
 
+def _in_window(at: float | None, window: tuple[float, float] | None) -> bool:
+    return at is not None and (window is None or window[0] <= at <= window[1])
+
+
 def score(outcomes: list[Outcome]) -> Score:
     s = Score()
     by_family: dict[str, list[Outcome]] = {}
     for o in outcomes:
         by_family.setdefault(o.family, []).append(o)
         if o.positive:
-            if o.paged:
+            if o.paged and o.paged_at is not None and _in_window(o.paged_at, o.window):
                 s.tp += 1
-                if o.onset is not None and o.paged_at is not None:
-                    if o.paged_at < o.onset:
-                        s.early += 1
-                    else:
-                        s.delays.append(o.paged_at - o.onset)
+                if o.onset is not None:
+                    s.delays.append(o.paged_at - o.onset)
                 if o.attributed is not None:
                     s.attributable += 1
                     s.attributed += bool(o.attributed)
             else:
+                # a page before the window is a false alarm about a spiral not yet there, and
+                # one after it comes when the liveness path has already stopped the run
                 s.fn += 1
+                if o.paged and o.window is not None and o.paged_at is not None:
+                    if o.paged_at < o.window[0]:
+                        s.early += 1
+                    else:
+                        s.late += 1
         elif o.paged:
             s.fp += 1
         else:
             s.tn += 1
     for fam, items in by_family.items():
         s.family_sizes[fam] = len(items)
-        rate = sum(o.paged for o in items) / len(items)
+        caught = [o.paged and (not o.positive or _in_window(o.paged_at, o.window)) for o in items]
+        rate = sum(caught) / len(items)
         if items[0].positive:
             s.family_recall[fam] = rate
         else:

@@ -22,18 +22,20 @@ def markdown(report: dict[str, Any], *, with_timing: bool = False) -> str:
            f"({report['positives']} must page, {report['scenarios'] - report['positives']} must not), "
            "across the small / medium / big buckets and the claude-stream-json, claude-transcript, "
            "codex-json and generic log formats. Positives page correctly only inside their window "
-           "(from the later of onset and the soft-band start, to the stuck time).", "",
+           "(from the later of onset and the soft-band start, to the stuck time): a page on a spiral "
+           "before its window is counted as early, one after it as late, and both as misses.", "",
            "Confidence intervals are Wilson 95% intervals with the *family* as the unit (the mean of "
            "per-family rates over the number of families), since scenarios of one family are not "
            "independent.", "",
            "## Side by side", "",
            "| detector | precision | recall (CI by family) | FPR (CI by family) | median min onset->page "
-           "| pages before onset | names the expected signal |",
+           "| early / late pages on spirals | names the expected signal |",
            "|---|---|---|---|---|---|---|"]
     for d in report["detectors"]:
         delay = "n/a" if d["median_minutes_onset_to_page"] is None else f"{d['median_minutes_onset_to_page']:.1f}"
         out.append(f"| {d['detector']} | {_pct(d['precision'])} | {_pct(d['recall'])} ({_ci(d['recall_ci_by_family'])}) "
-                   f"| {_pct(d['fpr'])} ({_ci(d['fpr_ci_by_family'])}) | {delay} | {d['pages_before_onset']} "
+                   f"| {_pct(d['fpr'])} ({_ci(d['fpr_ci_by_family'])}) | {delay} "
+                   f"| {d['pages_before_window']} / {d['pages_after_window']} "
                    f"| {_pct(d['attribution'])} |")
     out += ["", "## Our detector, family by family", "",
             "| family | must page | scenarios | paged | rate (Wilson 95%) | expected signal named | paged in window |",

@@ -20,6 +20,7 @@ from orchestrator.caseio import (
     LineCounter, distinct_snapshots, load_case, read_events, read_snapshots, read_tracked,
 )
 from orchestrator.config import BucketsFile
+from orchestrator.errors import UserError
 from orchestrator.replay import TickWalk, drive
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
@@ -77,15 +78,16 @@ def run(per_family: int = 40, seed: int = 0, jobs: int | None = None, keep: Path
         progress: Callable[[str], None] | None = None, real_traces: Path | None = None) -> dict[str, Any]:
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
+    if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        raise UserError(f"--keep {keep}: already exists and is not an empty folder; choose a new one")
+    raw = BucketsFile().raw
+    settings = Settings.from_mapping(raw)
     work = keep or Path(tempfile.mkdtemp(prefix="spiral-bench-"))
     try:
-        if keep and keep.exists():
-            shutil.rmtree(keep)
         work.mkdir(parents=True, exist_ok=True)
-        folders = families.generate(work, per_family, seed)
+        folders = families.generate(work, per_family, seed, settings=settings)
         t_gen = time.perf_counter() - t0
         say(f"generated {len(folders)} scenarios in {len(families.FAMILIES)} families ({t_gen:.1f} s)")
-        raw = BucketsFile().raw
         jobs = jobs or os.cpu_count() or 1
         t1 = time.perf_counter()
         items = [(f, raw) for f in folders]
@@ -154,7 +156,8 @@ def _score_row(name: str, s: Score) -> dict[str, Any]:
     return {"detector": name, "tp": s.tp, "fp": s.fp, "tn": s.tn, "fn": s.fn,
             "precision": _r(s.precision), "recall": _r(s.recall), "fpr": _r(s.fpr),
             "recall_ci_by_family": [_r(rlo), _r(rhi)], "fpr_ci_by_family": [_r(flo), _r(fhi)],
-            "median_minutes_onset_to_page": _r(s.median_delay), "pages_before_onset": s.early,
+            "median_minutes_onset_to_page": _r(s.median_delay), "pages_before_window": s.early,
+            "pages_after_window": s.late,
             "attribution": _r(s.attributed / s.attributable) if s.attributable else None}
 
 
