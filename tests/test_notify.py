@@ -54,6 +54,17 @@ def receiver() -> Any:
     r.stop()
 
 
+def tripped_run(home: Path, run_id: str) -> Path:
+    """A run folder whose record says it tripped the detector in the soft band."""
+    run_dir = home / "runs" / run_id
+    run_dir.mkdir(parents=True)
+    (run_dir / "state.json").write_text(json.dumps({
+        "run_id": run_id, "ticket_id": "t", "bucket": "small", "agent": "fake", "state": "running",
+        "spiral": {"tripped_in_soft_band": True, "tripped_at_min": 31, "page_signals": ["polling"],
+                   "page_evidence": ["6 of the last 20 shell calls polled", "1.5x expected wall-clock"]}}))
+    return run_dir
+
+
 def spiral_pages(r: Receiver, run_id: str) -> int:
     return sum(1 for t in r.titles() if t == f"run {run_id} may be spiraling")
 
@@ -212,12 +223,7 @@ def test_partial_failure_retries_only_the_failed_target(tmp_path: Path, home: Pa
     from orchestrator.notifier import Notifier, Target
 
     down = Receiver()  # never started
-    run_dir = home / "runs" / "r-1"
-    run_dir.mkdir(parents=True)
-    (run_dir / "state.json").write_text(json.dumps({
-        "run_id": "r-1", "ticket_id": "t", "bucket": "small", "agent": "fake", "state": "running",
-        "spiral": {"tripped_in_soft_band": True, "tripped_at_min": 31, "page_signals": ["polling"],
-                   "page_evidence": ["6 of the last 20 shell calls polled", "1.5x expected wall-clock"]}}))
+    run_dir = tripped_run(home, "r-1")
     notifier = Notifier(targets=[Target(receiver.url), Target(down.url)], retry_initial_s=0.01, retry_max_s=0.01)
     for _ in range(3):
         assert deliver(run_dir, "spiral", notifier).startswith("failed")
@@ -283,12 +289,7 @@ def test_apprise_config_file_targets_get_the_page(tmp_path: Path, home: Path, re
 
     conf = tmp_path / "apprise.txt"
     conf.write_text(f"spiral={receiver.url}\n")
-    run_dir = home / "runs" / "r-2"
-    run_dir.mkdir(parents=True)
-    (run_dir / "state.json").write_text(json.dumps({
-        "run_id": "r-2", "ticket_id": "t", "bucket": "small", "agent": "fake", "state": "running",
-        "spiral": {"tripped_in_soft_band": True, "tripped_at_min": 31, "page_signals": ["polling"],
-                   "page_evidence": ["6 of the last 20 shell calls polled", "1.5x expected wall-clock"]}}))
+    run_dir = tripped_run(home, "r-2")
     assert deliver(run_dir, "spiral", Notifier(apprise_config=conf)) == "delivered"
     assert receiver.titles() == ["run r-2 may be spiraling"]
 
