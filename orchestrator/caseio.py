@@ -18,6 +18,7 @@ from spiral.model import Snapshot
 from spiral.porcelain import parse_porcelain
 from spiral.settings import BUCKET_NAMES, SIGNAL_NAMES
 
+_CHUNK = 4 << 20
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _KEYS = {"id", "description", "format", "bucket", "started_at", "ended_at", "outputs",
          "workdir", "overrides", "expect"}
@@ -121,6 +122,32 @@ class LineCounter:
 
     def __init__(self) -> None:
         self.skipped = 0
+
+
+def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
+    """(line, offset after it) for whole lines after `offset`, read in chunks.
+
+    A torn last line is left for the next call, once its newline arrives.
+    """
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        fh.seek(offset)
+        pending = b""
+        while chunk := fh.read(_CHUNK):
+            data = pending + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            pos = offset
+            for line in data[: cut + 1].splitlines(keepends=True):
+                pos += len(line)
+                yield line, pos
+            offset = pos
+            pending = data[cut + 1:]
 
 
 def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]:

@@ -14,33 +14,22 @@ import time
 from pathlib import Path
 
 import orjson
-import yaml
 
-from spiral.clock import parse_ts
-from spiral.porcelain import parse_porcelain
+from orchestrator.caseio import LineCounter, load_case, read_events, read_snapshots
+from orchestrator.errors import UserError
+from spiral.model import Snapshot
 
 
-def _timeline(case: Path) -> tuple[float, list[tuple[float, str, object]], str, float]:
-    meta = yaml.safe_load((case / "case.yaml").read_text())
-    started = parse_ts(meta["started_at"]) or 0.0
-    ended = parse_ts(meta["ended_at"]) or started
-    workdir = str(meta.get("workdir") or "")
-    items: list[tuple[float, str, object]] = []
-    for name, kind in (("events.jsonl", "log"), ("workspace.jsonl", "fs")):
-        path = case / name
-        if not path.exists():
-            continue
-        for line in path.read_bytes().splitlines():
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            ts = parse_ts(obj.get("ts")) if isinstance(obj, dict) else None
-            if ts is None:
-                continue
-            items.append((ts - started, kind, obj.get("data") if kind == "log" else obj))
-    items.sort(key=lambda x: (x[0], x[1] == "log"))
-    return started, items, workdir, ended - started
+def _timeline(case_dir: Path) -> tuple[list[tuple[float, str, object]], str, float]:
+    """(offset seconds, "log" | "fs", payload) in recorded order, the case's workdir, its length."""
+    case = load_case(case_dir)
+    counter = LineCounter()
+    items: list[tuple[float, str, object]] = [
+        (ts - case.started_at, "log", data) for ts, data in read_events(case_dir / "events.jsonl", counter)]
+    items += [(snap.ts - case.started_at, "fs", snap)
+              for snap in read_snapshots(case_dir / "workspace.jsonl", counter)]
+    items.sort(key=lambda x: (x[0], x[1] == "log"))  # a snapshot before the calls of its moment
+    return items, case.workdir or "", case.ended_at - case.started_at
 
 
 class Workspace:
@@ -51,24 +40,21 @@ class Workspace:
         self.written: dict[str, str] = {}
         self.listed: set[str] = set()
 
-    def apply(self, snap: dict[str, object]) -> None:
-        status = parse_porcelain(str(snap.get("porcelain", "")))
-        hashes = snap.get("hashes") if isinstance(snap.get("hashes"), dict) else {}
-        assert isinstance(hashes, dict)
-        for path, st in status.items():
+    def apply(self, snap: Snapshot) -> None:
+        for path, st in snap.status.items():
             target = self.root / path
             if "D" in st:
                 target.unlink(missing_ok=True)
                 continue
-            marker = str(hashes.get(path, st))
+            marker = snap.hashes.get(path, st)
             if self.written.get(path) != marker:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(f"demo content {marker}\n")
                 self.written[path] = marker
-        for path in self.listed - set(status):
+        for path in self.listed - set(snap.status):
             self._restore(path)
             self.written.pop(path, None)
-        self.listed = set(status)
+        self.listed = set(snap.status)
 
     def _restore(self, path: str) -> None:
         rc = subprocess.run(["git", "checkout", "--", path], cwd=self.root, capture_output=True).returncode
@@ -84,7 +70,11 @@ def main(argv: list[str]) -> int:
     if not (args.case / "case.yaml").is_file():
         sys.stderr.write(f"demo_agent: {args.case}: not a case folder\n")
         return 2
-    _, items, workdir, duration = _timeline(args.case)
+    try:
+        items, workdir, duration = _timeline(args.case)
+    except UserError as exc:
+        sys.stderr.write(f"demo_agent: {exc}\n")
+        return 2
     here = str(Path.cwd())
     ws = Workspace(Path.cwd())
     t0 = time.monotonic()
@@ -94,7 +84,7 @@ def main(argv: list[str]) -> int:
         if delay > 0:
             time.sleep(delay)
         if kind == "fs":
-            assert isinstance(payload, dict)
+            assert isinstance(payload, Snapshot)
             ws.apply(payload)
             continue
         line = orjson.dumps(payload)

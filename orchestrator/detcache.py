@@ -8,13 +8,12 @@ the run's files, which stay the source of truth.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.atomic import write_bytes_atomic
-from orchestrator.caseio import parse_snapshot_line
+from orchestrator.caseio import parse_snapshot_line, whole_lines
 from orchestrator.spend import SpendCounter
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
@@ -23,7 +22,6 @@ from spiral.model import ToolCall
 
 CACHE_VERSION = 4
 RECENT = 5  # tool calls kept for the page's "last tool calls"
-_CHUNK = 4 << 20
 
 
 @dataclass
@@ -60,38 +58,12 @@ def _brief(call: ToolCall) -> str:
     return f"{call.tool} {what[:150]}".rstrip() + (" [error]" if call.is_error else "")
 
 
-def _complete_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
-    """(line, offset after it) for whole lines after `offset`, read in chunks.
-
-    A torn last line is left for the next call, once its newline arrives.
-    """
-    try:
-        fh = path.open("rb")
-    except FileNotFoundError:
-        return
-    with fh:
-        fh.seek(offset)
-        pending = b""
-        while chunk := fh.read(_CHUNK):
-            data = pending + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                pending = data
-                continue
-            pos = offset
-            for line in data[: cut + 1].splitlines(keepends=True):
-                pos += len(line)
-                yield line, pos
-            offset = pos
-            pending = data[cut + 1:]
-
-
 def catch_up(cached: Cached, run_dir: Path) -> int:
     """Feed what the run's files gained since the last call; returns new tool calls."""
     before = cached.detector.calls
     det, adapter = cached.detector, cached.adapter
     snaps = []
-    for line, cached.workspace_offset in _complete_lines(run_dir / "workspace.jsonl", cached.workspace_offset):
+    for line, cached.workspace_offset in whole_lines(run_dir / "workspace.jsonl", cached.workspace_offset):
         if not line.strip():
             continue
         snap = parse_snapshot_line(line)
@@ -100,7 +72,7 @@ def catch_up(cached: Cached, run_dir: Path) -> int:
         else:
             snaps.append(snap)
     j = 0
-    for line, cached.events_offset in _complete_lines(run_dir / "events.jsonl", cached.events_offset):
+    for line, cached.events_offset in whole_lines(run_dir / "events.jsonl", cached.events_offset):
         if not line.strip():
             continue
         env = parse_envelope(line)

@@ -17,12 +17,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from orchestrator.caseio import LineCounter, read_events
 from orchestrator.errors import UserError
 from orchestrator.home import home, runs_dir
 from orchestrator.spend import DEFAULT_PRICES, SpendCounter
 from spiral.clock import parse_ts
 from spiral.adapters import make_adapter
-from spiral.envelope import parse_envelope
 
 SCHEMA_VERSION = 2
 OPEN_RETRY_S = 10.0
@@ -142,18 +142,14 @@ def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
     scan = LogScan(SpendCounter(fmt, model))
     try:
         adapter = make_adapter(fmt)
-        fh = events.open("rb")
-    except (FileNotFoundError, ValueError):
+    except ValueError:
         return scan
-    with fh:
-        for line in fh:
-            env = parse_envelope(line) if line.strip() else None
-            if env is None:
-                scan.unreadable += bool(line.strip())
-                continue
-            scan.lines += 1
-            scan.spend.feed(env[1])
-            scan.tool_calls += len(adapter.feed(*env))
+    counter = LineCounter()
+    for ts, data in read_events(events, counter):
+        scan.lines += 1
+        scan.spend.feed(data)
+        scan.tool_calls += len(adapter.feed(ts, data))
+    scan.unreadable = counter.skipped
     return scan
 
 

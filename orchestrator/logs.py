@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import runstate
+from orchestrator.caseio import whole_lines
 from spiral.adapters import make_adapter
 from spiral.clock import format_ts, parse_ts
 from spiral.envelope import parse_envelope
@@ -29,19 +30,8 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dic
     started = parse_ts(state.get("started_at")) or 0.0
     path = run_dir / "events.jsonl"
     offset = 0
-    pending = b""
     while True:
-        try:
-            with path.open("rb") as fh:
-                fh.seek(offset)
-                data = fh.read()
-        except FileNotFoundError:
-            data = b""  # the run never got as far as starting its agent
-        offset += len(data)
-        data = pending + data
-        lines = data.split(b"\n")
-        pending = lines.pop()  # a torn last line waits for the rest
-        for line in lines:
+        for line, offset in whole_lines(path, offset):
             env = parse_envelope(line) if line.strip() else None
             if env is None:
                 continue
@@ -51,7 +41,7 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dic
                        "is_error": call.is_error, "line": describe(call, started)}
         if not follow:
             return
-        if runstate.read(run_dir).get("state") in runstate.ENDED and not pending:
+        if runstate.read(run_dir).get("state") in runstate.ENDED:
             if not path.exists() or path.stat().st_size == offset:
                 return
         time.sleep(poll_s)

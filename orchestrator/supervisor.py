@@ -21,17 +21,19 @@ import orjson
 
 from orchestrator import casefile, gitops, proc, runstate
 from orchestrator.runclock import RunClock
+from spiral.envelope import make_envelope
 
 _STDERR_TAIL = 400
 
 
 def _envelope(ts_iso: str, line: bytes) -> bytes:
+    """A native output line as the envelope the corpus format wants (non-JSON kept as text)."""
     text = line.rstrip(b"\r\n")
     try:
         data: Any = orjson.loads(text)
     except orjson.JSONDecodeError:
         data = text.decode("utf-8", errors="replace")
-    return orjson.dumps({"ts": ts_iso, "data": data}) + b"\n"
+    return make_envelope(ts_iso, data)
 
 
 class Snapshotter(threading.Thread):
