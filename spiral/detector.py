@@ -150,16 +150,21 @@ class Detector:
             self._cached = self._window_findings()
             self._cache_at = self.calls
         rep, sb, poll = self._cached
-        deb = debris.check(
-            self.debris_files, quiet_min=s.progress_quiet_min, outputs_declared=bool(self.outputs),
-            debris_min=s.debris_min, quiet_for_min=(now - self.progress_at) / 60.0,
-            weight=s.weights["debris"])
-        touched, grew_at = ((self.touched, self.touched_grew_at) if self.snapshots
-                            else (self._written, self._written_grew_at))
-        stall = mutation_stall.check(
-            elapsed_min=elapsed_min, expected_min=b.expected_min, factor=s.stall_expected_factor,
-            stalled_for_min=(now - grew_at) / 60.0, stall_min=s.stall_min,
-            touched=len(touched), weight=s.weights["mutation_stall"])
+        deb = stall = None
+        # the time-based signals are tested cheaply first: on most ticks neither can fire
+        debris_files = self.debris_files
+        quiet_min = (now - self.progress_at) / 60.0
+        if len(debris_files) >= s.debris_min and quiet_min >= s.progress_quiet_min:
+            deb = debris.check(
+                debris_files, quiet_min=s.progress_quiet_min, outputs_declared=bool(self.outputs),
+                debris_min=s.debris_min, quiet_for_min=quiet_min, weight=s.weights["debris"])
+        if elapsed_min >= s.stall_expected_factor * b.expected_min:
+            touched, grew_at = ((self.touched, self.touched_grew_at) if self.snapshots
+                                else (self._written, self._written_grew_at))
+            stall = mutation_stall.check(
+                elapsed_min=elapsed_min, expected_min=b.expected_min, factor=s.stall_expected_factor,
+                stalled_for_min=(now - grew_at) / 60.0, stall_min=s.stall_min,
+                touched=len(touched), weight=s.weights["mutation_stall"])
         findings = tuple(f for f in (deb, rep, stall, sb, poll) if f is not None)
         return Verdict(
             elapsed_min=elapsed_min, expected_min=b.expected_min, region=region,

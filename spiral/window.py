@@ -11,24 +11,36 @@ class SlidingCounter:
         self._keys: deque[str | None] = deque()
         self.counts: dict[str, int] = {}
         self.filled = 0  # keys that are not None in the window
+        self.max_count = 0  # the highest count of any key, kept up to date per push
+        self._with_count: dict[int, int] = {}  # count -> how many keys have it
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def push(self, key: str | None) -> None:
-        keys, counts = self._keys, self.counts
+        keys, counts, hist = self._keys, self.counts, self._with_count
         if len(keys) == self.size:
             old = keys.popleft()
             if old is not None:
                 n = counts[old]
+                hist[n] -= 1
                 if n == 1:
                     del counts[old]
                 else:
                     counts[old] = n - 1
+                    hist[n - 1] = hist.get(n - 1, 0) + 1
+                if n == self.max_count and not hist[n]:
+                    self.max_count = n - 1
                 self.filled -= 1
         keys.append(key)
         if key is not None:
-            counts[key] = counts.get(key, 0) + 1
+            n = counts.get(key, 0)
+            if n:
+                hist[n] -= 1
+            counts[key] = n + 1
+            hist[n + 1] = hist.get(n + 1, 0) + 1
+            if n + 1 > self.max_count:
+                self.max_count = n + 1
             self.filled += 1
 
     def top(self) -> tuple[str | None, int]:

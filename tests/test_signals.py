@@ -559,3 +559,17 @@ def test_parse_porcelain_real_git_plain_and_z_agree(tmp_path: Path) -> None:
                 "tab\there.py": "??", "café.py": "??"}
     assert parse_porcelain(_git(repo, "status", "--porcelain=v1", "-uall")) == expected
     assert parse_porcelain(_git(repo, "status", "--porcelain=v1", "-uall", "-z")) == expected
+
+
+def test_sliding_window_keeps_its_max_count_exact() -> None:
+    import random
+
+    from spiral.window import SlidingCounter
+
+    for seed in range(100):
+        rng = random.Random(seed)
+        w = SlidingCounter(rng.randint(1, 30))
+        for _ in range(400):
+            w.push(rng.choice([None, "a", "b", "c", "d", None]))
+            assert w.max_count == (max(w.counts.values()) if w.counts else 0)
+            assert w.filled == sum(w.counts.values()) and len(w) <= w.size

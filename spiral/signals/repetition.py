@@ -23,10 +23,12 @@ def file_key(e: Observed) -> str | None:
 def check(scripts: SlidingCounter, files: SlidingCounter, *, same_script: int, same_file: int,
           weight: float) -> Finding | None:
     n = len(scripts)
-    script, s_count = scripts.top()
-    if script is not None and s_count >= same_script:
-        return Finding(NAME, weight, f"{s_count} of {n} tool calls ran {short(script)} (made during the run)")
-    path, f_count = files.top()
-    if path is not None and f_count >= same_file:
-        return Finding(NAME, weight, f"{f_count} of {n} tool calls hit {short(path)}")
+    if scripts.max_count >= same_script:  # cheap test first: most ticks fire nothing
+        script, s_count = scripts.top()
+        if script is not None:
+            return Finding(NAME, weight, f"{s_count} of {n} tool calls ran {short(script)} (made during the run)")
+    if files.max_count >= same_file:
+        path, f_count = files.top()
+        if path is not None:
+            return Finding(NAME, weight, f"{f_count} of {n} tool calls hit {short(path)}")
     return None

@@ -15,7 +15,9 @@ def key(e: Observed) -> str | None:
 
 
 def check(targets: SlidingCounter, *, same_target: int, weight: float) -> Finding | None:
+    if targets.max_count < same_target:
+        return None
     target, count = targets.top()
-    if target is not None and count >= same_target:
+    if target is not None:
         return Finding(NAME, weight, f"{count} of the last {len(targets)} tool calls ran {short(target)}")
     return None
