@@ -7,8 +7,10 @@ short-lived and opening retries for a few seconds before giving up.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -66,32 +68,65 @@ def ledger_path() -> Path:
 
 @contextmanager
 def connect(read_only: bool = False) -> Iterator[Any]:
+    """A short-lived connection, taken under the ledger's lock file.
+
+    DuckDB admits one process at a time; the lock makes our own processes
+    queue instead of failing (and keeps a second process from opening a file
+    the first is still creating). A file that is not a DuckDB database is set
+    aside and the ledger rebuilt: it is only an index over the run folders.
+    """
     import duckdb  # ~80 ms to import: only for the commands that need the ledger
 
     path = ledger_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        lock = (path.parent / (path.name + ".lock")).open("a")
     except OSError as exc:
         raise UserError(f"{path.parent}: cannot use it as the state folder: {exc.strerror}") from None
-    if read_only and not path.exists():
-        read_only = False  # nothing to read yet: create it
+    with lock:
+        _wait_for_lock(lock, path)
+        if read_only and not path.exists():
+            read_only = False  # nothing to read yet: create it
+        con = _open(duckdb, path, read_only)
+        try:
+            if not read_only:
+                migrate(con)
+            yield con
+        finally:
+            con.close()
+
+
+def _wait_for_lock(lock: Any, path: Path) -> None:
+    deadline = time.monotonic() + OPEN_RETRY_S
+    while True:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise UserError(f"{path}: ledger busy for {OPEN_RETRY_S:g} s (another command holds it)") from None
+            time.sleep(0.02)
+
+
+def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
     deadline = time.monotonic() + OPEN_RETRY_S
     delay = 0.02
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
-            break
+            return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                raise UserError(f"{path}: ledger busy or unreadable: {str(exc).splitlines()[0]}") from None
-            time.sleep(delay)
+            text = str(exc)
+            if "not a valid DuckDB database" in text:
+                aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+                path.rename(aside)
+                sys.stderr.write(f"warning: {path} was not a DuckDB database; moved to {aside.name}, "
+                                 f"rebuilding the ledger from the run folders\n")
+                read_only = False
+                continue
+            if "lock" not in text.lower() or time.monotonic() > deadline:
+                raise UserError(f"{path}: ledger busy or unreadable: {text.splitlines()[0]}") from None
+            time.sleep(delay)  # a process outside ours (say, the duckdb CLI) has the file
             delay = min(delay * 2, 0.5)
-    try:
-        if not read_only:
-            migrate(con)
-        yield con
-    finally:
-        con.close()
 
 
 def schema_version(con: Any) -> int:

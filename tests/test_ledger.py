@@ -261,3 +261,17 @@ def test_calibrate_write_keeps_mode_and_follows_links(tmp_path: Path) -> None:
     assert link.is_symlink()
     assert "medium: {expected_min: 50, soft_start_min: 80, stuck_min: 96}" in real.read_text()
     assert (real.stat().st_mode & 0o777) == 0o644
+
+
+def test_many_first_history_calls_at_once_and_a_corrupt_ledger() -> None:
+    fake_run("c-1")
+    procs = [subprocess.Popen([sys.executable, "-m", "orchestrator", "history", "--json"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(8)]
+    for p in procs:  # none of them finds the ledger: they race to create it
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode()
+        assert [r["run_id"] for r in json.loads(out)["runs"]] == ["c-1"]
+    ledger.ledger_path().write_bytes(b"this is not a database")
+    p = run_cli("history", "--json")
+    assert p.returncode == 0 and "not a DuckDB database" in p.stderr
+    assert [r["run_id"] for r in json.loads(p.stdout)["runs"]] == ["c-1"]
