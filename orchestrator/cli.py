@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
-from orchestrator.errors import UserError
+from orchestrator.infra.errors import UserError
 
 app = typer.Typer(
     help="Run coding agents on tickets in fresh clones; page once when a run spirals.",
@@ -42,9 +42,9 @@ def replay(
     Says whether, when and why a page would have been sent, and whether that
     matches the case's `expect:`. Exit 0 when it matches, 1 when not.
     """
-    from orchestrator.config import BucketsFile
-    from orchestrator.render import replay_detail
-    from orchestrator.replay import replay_case
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.tables import replay_detail
+    from orchestrator.corpus.replay import replay_case
 
     if not (case / "case.yaml").is_file():
         raise UserError(f"{case}: not a case folder (no case.yaml)")
@@ -72,9 +72,9 @@ def eval_cmd(
     benchmark's labelled scenario families and compare our detector with its
     ablations and simple baselines (exit 0).
     """
-    from orchestrator.config import BucketsFile
-    from orchestrator.render import eval_summary
-    from orchestrator.replay import evaluate
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.tables import eval_summary
+    from orchestrator.corpus.replay import evaluate
 
     if bench:
         _bench(as_json, markdown, per_family, keep)
@@ -90,9 +90,9 @@ def eval_cmd(
 
 
 def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) -> None:
-    from orchestrator.benchmark.render import markdown as to_markdown
-    from orchestrator.benchmark.runner import run
-    from orchestrator.config import PROJECT_ROOT
+    from orchestrator.corpus.benchmark.render import markdown as to_markdown
+    from orchestrator.corpus.benchmark.runner import run
+    from orchestrator.buckets import PROJECT_ROOT
 
     def say(msg: str) -> None:
         sys.stderr.write(f"bench: {msg}\n")
@@ -123,7 +123,7 @@ def corpus_import(
     Timestamps come from the log's own lines (transcripts, Codex rollouts);
     lines without one are spaced `--spacing` seconds after the previous line.
     """
-    from orchestrator.importer import import_log
+    from orchestrator.corpus.importer import import_log
 
     summary = import_log(file, fmt=fmt, bucket=bucket, out=out, case_id=case_id,
                          spiral=spiral, spacing=spacing)
@@ -143,9 +143,9 @@ def launch(
     output is captured to runs/<id>/events.jsonl and the clone is snapshotted
     every 30 s. Follow it with `status`, `logs ID -f`; stop it with `kill ID`.
     """
-    from orchestrator.config import BucketsFile
-    from orchestrator.launch import launch as do_launch
-    from orchestrator.userconfig import load
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.runs.launch import launch as do_launch
+    from orchestrator.config import load
 
     res = do_launch(ticket, load(), BucketsFile())
     if as_json:
@@ -165,11 +165,11 @@ def status(as_json: JsonOpt = False) -> None:
     Also enforces liveness on the way (dead, silent or overdue runs are
     stopped and recorded), so nothing stays `running` without a process.
     """
-    from orchestrator.config import BucketsFile
-    from orchestrator.render import status_table
-    from orchestrator.userconfig import load
-    from orchestrator.notifier import from_config
-    from orchestrator.watch import one_pass
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.tables import status_table
+    from orchestrator.config import load
+    from orchestrator.notify.channels import from_config
+    from orchestrator.runs.watch import one_pass
 
     cfg = load()
     rows = [v.to_dict() for v in one_pass(BucketsFile(), cfg, from_config(cfg))]
@@ -180,7 +180,7 @@ def status(as_json: JsonOpt = False) -> None:
         _print_json({"version": 1, "runs": rows})
         return
     if not rows:
-        from orchestrator.home import runs_dir
+        from orchestrator.infra.paths import runs_dir
 
         typer.echo(f"no runs yet in {runs_dir()}; start one with `./dev.sh launch TICKET` or try `./dev.sh demo`")
         return
@@ -199,9 +199,9 @@ def watch(
     running (only one may run at a time; a second one exits with a message).
     `status` sends too; either way a run's page goes out once.
     """
-    from orchestrator.config import BucketsFile
-    from orchestrator.userconfig import load
-    from orchestrator.watch import watch as do_watch
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.config import load
+    from orchestrator.runs.watch import watch as do_watch
 
     def report(views: list) -> None:
         for v in views:
@@ -211,7 +211,7 @@ def watch(
                 if ev not in ("evaluated", "spend"):
                     typer.echo(f"{v.run_id}: {ev}")
 
-    from orchestrator.notifier import from_config
+    from orchestrator.notify.channels import from_config
 
     cfg = load()
     do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg))
@@ -220,8 +220,8 @@ def watch(
 @app.command()
 def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")]) -> None:
     """Stop a run's whole process tree (SIGINT, SIGTERM, SIGKILL, confirmed) and record `killed`."""
-    from orchestrator.kill import kill_run
-    from orchestrator.monitor import find_run
+    from orchestrator.runs.kill import kill_run
+    from orchestrator.runs.monitor import find_run
 
     final = kill_run(find_run(run))
     typer.echo(f"{final['run_id']}: {final['state']} ({final.get('reason')})")
@@ -235,8 +235,8 @@ def logs(
                                                          "with a version key.")] = False,
 ) -> None:
     """A run's tool calls, one readable line each: time, minute, tool, command or file."""
-    from orchestrator.logs import tool_calls
-    from orchestrator.monitor import find_run
+    from orchestrator.runs.logs import tool_calls
+    from orchestrator.runs.monitor import find_run
 
     for call in tool_calls(find_run(run), follow):
         if as_json:
@@ -258,13 +258,13 @@ def demo(
     ends, within 3 minutes, with which run would have paged and why. Needs no
     agent, no API key and no network.
     """
-    from orchestrator.config import BucketsFile
-    from orchestrator.demo import run_demo, summary_lines
-    from orchestrator.home import runs_dir
-    from orchestrator.notifier import Notifier, Target
-    from orchestrator.sink import Sink
-    from orchestrator.render import status_table
-    from orchestrator.userconfig import load
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.demo.run import run_demo, summary_lines
+    from orchestrator.infra.paths import runs_dir
+    from orchestrator.notify.channels import Notifier, Target
+    from orchestrator.demo.sink import Sink
+    from orchestrator.tables import status_table
+    from orchestrator.config import load
 
     console = _out()
     last = [-10.0]
@@ -299,8 +299,8 @@ app.add_typer(ledger_app, name="ledger")
 @ledger_app.command("rebuild")
 def ledger_rebuild() -> None:
     """Drop the ledger's rows and re-read every run folder (they are the source of truth)."""
-    from orchestrator.ledger import ledger_path, refresh
-    from orchestrator.userconfig import load
+    from orchestrator.ledger.store import ledger_path, refresh
+    from orchestrator.config import load
 
     def progress(i: int, n: int) -> None:
         sys.stderr.write(f"\r  {i}/{n} run folders...")
@@ -323,7 +323,7 @@ def _since(text: str | None) -> Any:
             return now - timedelta(seconds=int(text[:-1]) * units[text[-1]])
         except OverflowError:
             return datetime(1970, 1, 1)  # older than anything: every run
-    from spiral.clock import parse_ts
+    from spiral.timestamps import parse_ts
 
     ts = parse_ts(text if "T" in text else text + "T00:00:00Z")
     if ts is None:
@@ -347,9 +347,9 @@ def history(
     The ledger is refreshed from the run folders first (only changed runs are
     re-read).
     """
-    from orchestrator import ledger
-    from orchestrator.render import history_table, sql_table
-    from orchestrator.userconfig import load
+    from orchestrator.ledger import store as ledger
+    from orchestrator.tables import history_table, sql_table
+    from orchestrator.config import load
 
     ledger.refresh(load().prices)
     if sql:
@@ -389,11 +389,11 @@ def calibrate(
     """Per bucket, from the runs that succeeded: median and p90 wall-clock, and
     the expected / soft-band / stuck times they imply, as a diff against buckets.yaml.
     """
-    from orchestrator import ledger
-    from orchestrator.bucketsfile_edit import write_buckets
-    from orchestrator.calibrate import propose
-    from orchestrator.config import BucketsFile
-    from orchestrator.userconfig import load
+    from orchestrator.ledger import store as ledger
+    from orchestrator.buckets import write_buckets
+    from orchestrator.ledger.calibrate import propose
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.config import load
 
     ledger.refresh(load().prices)
     # demo re-enactments run on a fast clock over recorded work: they say nothing about real timings

@@ -5,7 +5,7 @@ from typing import Any
 
 import orjson
 
-from spiral.clock import parse_ts
+from spiral.timestamps import parse_ts
 
 
 def parse_envelope(line: bytes | str) -> tuple[float, Any] | None:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.benchmark import baselines, families
-from orchestrator.benchmark.metrics import Outcome, score, wilson
-from orchestrator.config import BucketsFile
-from orchestrator.replay import replay_case
+from orchestrator.corpus.benchmark import baselines, families
+from orchestrator.corpus.benchmark.metrics import Outcome, score, wilson
+from orchestrator.buckets import BucketsFile
+from orchestrator.corpus.replay import replay_case
 from spiral.model import ToolCall
 
 ROOT = Path(__file__).resolve().parent.parent

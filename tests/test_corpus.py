@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import BucketsFile
-from orchestrator.replay import find_cases, replay_case
+from orchestrator.buckets import BucketsFile
+from orchestrator.corpus.replay import find_cases, replay_case
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = find_cases([ROOT / "corpus"])

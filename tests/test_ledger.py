@@ -12,9 +12,9 @@ from typing import Any
 import duckdb
 import pytest
 
-from orchestrator import ledger
-from orchestrator.calibrate import percentile
-from orchestrator.spend import DEFAULT_PRICES, SpendCounter
+from orchestrator.ledger import store as ledger
+from orchestrator.ledger.calibrate import percentile
+from orchestrator.ledger.spend import DEFAULT_PRICES, SpendCounter
 from tests.conftest import REAL_TRACES
 from tests.test_orchestrator import FAKE_AGENT, ROOT, cli, launch, state, ticket, wait
 
@@ -30,7 +30,7 @@ def fake_run(run_id: str, *, bucket: str = "medium", state_name: str = "succeede
     d = home() / "runs" / run_id
     d.mkdir(parents=True)
     start = 1_780_000_000.0
-    iso = lambda t: __import__("spiral.clock", fromlist=["format_ts"]).format_ts(t)  # noqa: E731
+    iso = lambda t: __import__("spiral.timestamps", fromlist=["format_ts"]).format_ts(t)  # noqa: E731
     st = {"run_id": run_id, "ticket_id": run_id.rsplit("-", 1)[0], "bucket": bucket, "agent": "claude",
           "format": fmt, "state": state_name, "reason": "agent exited 0", "created_at": iso(start),
           "started_at": iso(start), "ended_at": iso(start + wall_min * 60), "exit_code": 0,
@@ -249,7 +249,7 @@ def test_new_prices_reprice_old_rows_and_bad_input_is_one_line(tmp_path: Path) -
 
 
 def test_calibrate_write_keeps_mode_and_follows_links(tmp_path: Path) -> None:
-    from orchestrator.bucketsfile_edit import write_buckets
+    from orchestrator.buckets import write_buckets
     from spiral.settings import Bucket
 
     real = tmp_path / "real-buckets.yaml"

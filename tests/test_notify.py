@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.pages import redact
+from orchestrator.notify.pages import redact
 from tests.receiver import Receiver
 from tests.test_orchestrator import FAKE_AGENT, ROOT, cli, launch, state, status_json, ticket, wait
 
@@ -219,8 +219,8 @@ def test_redact_keeps_ordinary_text() -> None:
 
 
 def test_partial_failure_retries_only_the_failed_target(tmp_path: Path, home: Path, receiver: Receiver) -> None:
-    from orchestrator.delivery import deliver
-    from orchestrator.notifier import Notifier, Target
+    from orchestrator.notify.delivery import deliver
+    from orchestrator.notify.channels import Notifier, Target
 
     down = Receiver()  # never started
     run_dir = tripped_run(home, "r-1")
@@ -284,8 +284,8 @@ def test_redact_leaves_ordinary_commands(text: str) -> None:
 
 
 def test_apprise_config_file_targets_get_the_page(tmp_path: Path, home: Path, receiver: Receiver) -> None:
-    from orchestrator.delivery import deliver
-    from orchestrator.notifier import Notifier
+    from orchestrator.notify.delivery import deliver
+    from orchestrator.notify.channels import Notifier
 
     conf = tmp_path / "apprise.txt"
     conf.write_text(f"spiral={receiver.url}\n")

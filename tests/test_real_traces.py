@@ -34,7 +34,7 @@ from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import ToolCall
 from spiral.shellcmd import analyse, unwrap
-from orchestrator.config import BucketsFile
+from orchestrator.buckets import BucketsFile
 
 GLEAM_DIR = "claude-stream-json/gleam_real_messages_v2.1.3"
 # The folder is one short stream cut into one pretty-printed event per file.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import BucketsFile
+from orchestrator.buckets import BucketsFile
 from spiral import model
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.casewriter import Timeline
-from orchestrator.workpatterns import productive, repo
+from orchestrator.corpus.timeline import Timeline
+from orchestrator.corpus.behaviours import productive, repo
 
 ROOT = Path(__file__).resolve().parent.parent
 

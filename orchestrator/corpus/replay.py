@@ -1,0 +1,233 @@
+"""Replay recorded runs through the detector (contract: shared/spec/corpus.md)."""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+import multiprocessing as mp
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.corpus.case import (
+    Case, LineCounter, distinct_snapshots, load_case, read_events, read_snapshots, read_tracked,
+)
+from orchestrator.buckets import BucketsFile
+from orchestrator.infra.errors import UserError
+from spiral.adapters import make_adapter
+from spiral.detector import Detector
+from spiral.settings import SIGNAL_NAMES
+from spiral.model import Snapshot, ToolCall
+from spiral.verdict import Verdict, json_number
+
+
+
+@dataclass
+class ReplayResult:
+    case: Case
+    notified_at_min: float | None
+    signals: list[str]
+    region: str
+    suspicion: float
+    evidence: list[str]
+    skipped_lines: int
+    tool_calls: int
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def spiral(self) -> bool:
+        return self.notified_at_min is not None
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.case.id,
+            "spiral": self.spiral,
+            "notified_at_min": self.notified_at_min,
+            "signals": self.signals,
+            "region": self.region,
+            "suspicion": json_number(self.suspicion),
+            "evidence": self.evidence,
+            "pass": self.passed,
+            "expected_spiral": self.case.expect.spiral,
+            "failures": self.failures,
+            "skipped_lines": self.skipped_lines,
+            "tool_calls": self.tool_calls,
+        }
+
+
+def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
+    case = load_case(folder)
+    settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
+    detector = Detector(settings, bucket=case.bucket, started_at=case.started_at,
+                        tracked=read_tracked(folder / "tracked.txt"), outputs=case.outputs,
+                        workdir=case.workdir)
+    adapter = make_adapter(case.format, case.workdir)
+    counter = LineCounter()
+    snaps = distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter))
+    walk = TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, detector, snaps)
+    events = read_events(folder / "events.jsonl", counter)
+    drive(walk, events, adapter.feed)
+    for ts, data in events:
+        adapter.feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
+    notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
+    shown = notified or strongest or last
+    result = ReplayResult(
+        case=case,
+        notified_at_min=round(notified.elapsed_min, 2) if notified else None,
+        signals=[s for s in SIGNAL_NAMES if s in fired],
+        region=(notified or last).region if (notified or last) else "healthy",
+        suspicion=shown.suspicion if shown else 0,
+        evidence=list(shown.evidence) if shown else [],
+        skipped_lines=counter.skipped + adapter.skipped,
+        tool_calls=detector.calls,
+    )
+    result.failures = _judge(result)
+    return result
+
+
+def drive(walk: TickWalk, timeline: Iterable[tuple[float, Any]],
+          to_calls: Callable[[float, Any], list[ToolCall]] | None = None) -> TickWalk:
+    """Feed the log in order, evaluating every tick that sees all calls before it.
+
+    `timeline` holds (time, native payload) turned into calls by `to_calls`,
+    or (time, calls) already when `to_calls` is None.
+    """
+    add_call = walk.detector.add_call
+    for ts, item in timeline:
+        if ts > walk.now and not walk.done:
+            walk.advance(ts)
+        if walk.done:
+            break
+        calls = to_calls(ts, item) if to_calls is not None else item
+        for call in calls:
+            add_call(call)
+    walk.advance(math.inf)
+    return walk
+
+
+class TickWalk:
+    """The replay clock: ticks from launch to the end of the recording.
+
+    Ticks that could only repeat the previous verdict (no new input, no time
+    threshold crossed) are skipped; the verdicts that matter are the same.
+    """
+
+    def __init__(self, started: float, ended: float, tick_s: float, detector: Detector,
+                 snaps: list[Snapshot]) -> None:
+        self.started, self.ended, self.tick_s = started, ended, tick_s
+        self.detector = detector
+        self.snaps, self.si = snaps, 0
+        self.k = 0
+        self.now = started
+        self.done = False
+        self.fired: set[str] = set()
+        self.first_fired: dict[str, float] = {}  # signal -> elapsed minute it first fired
+        self.notified: Verdict | None = None
+        self.strongest: Verdict | None = None
+        self.last: Verdict | None = None
+
+    def advance(self, until: float) -> None:
+        """Evaluate ticks while they come before `until` (the next event's time)."""
+        det, snaps = self.detector, self.snaps
+        while not self.done and self.now < until:
+            if self.now > self.ended:
+                self.done = True
+                return
+            while self.si < len(snaps) and snaps[self.si].ts <= self.now:
+                det.add_snapshot(snaps[self.si])
+                self.si += 1
+            v = det.evaluate(self.now)
+            self.last = v
+            if v.findings:
+                for name in v.signals:
+                    if name not in self.fired:
+                        self.fired.add(name)
+                        self.first_fired[name] = round(v.elapsed_min, 2)
+            if self.strongest is None or v.suspicion > self.strongest.suspicion:
+                self.strongest = v
+            if v.should_page:
+                self.notified = v
+                self.done = True
+                return
+            wake = min(det.next_change_after(self.now), until,
+                       snaps[self.si].ts if self.si < len(snaps) else math.inf)
+            if wake == math.inf:
+                k = int((self.ended - self.started) // self.tick_s)  # jump to the last tick
+            else:
+                k = math.ceil((wake - self.started) / self.tick_s - 1e-9)
+            self.k = max(self.k + 1, k)
+            self.now = self.started + self.k * self.tick_s
+
+
+def _judge(r: ReplayResult) -> list[str]:
+    exp = r.case.expect
+    out = []
+    if r.spiral != exp.spiral:
+        out.append("paged but should not" if r.spiral else "should page but did not")
+    if r.spiral and exp.spiral and r.notified_at_min is not None:
+        if exp.notify_after_min is not None and r.notified_at_min < exp.notify_after_min:
+            out.append(f"paged at {r.notified_at_min:g} min, before {exp.notify_after_min:g}")
+        if exp.notify_before_min is not None and r.notified_at_min > exp.notify_before_min:
+            out.append(f"paged at {r.notified_at_min:g} min, after {exp.notify_before_min:g}")
+    missing = [s for s in exp.signals if s not in r.signals]
+    if missing:
+        out.append("signals not fired: " + ", ".join(missing))
+    return out
+
+
+def find_cases(dirs: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for d in dirs:
+        if not d.exists():
+            raise UserError(f"{d}: no such folder")
+        if (d / "case.yaml").is_file():
+            found.append(d)
+            continue
+        found.extend(sorted(p.parent for p in d.rglob("case.yaml")))
+    return found
+
+
+_PARALLEL_MIN_CASES = 64
+_buckets_for_worker: BucketsFile | None = None
+
+
+def _replay_dict(folder: Path) -> dict[str, Any]:
+    assert _buckets_for_worker is not None
+    return replay_case(folder, _buckets_for_worker).to_dict()
+
+
+def evaluate(dirs: list[Path], buckets: BucketsFile, jobs: int | None = None) -> dict[str, Any]:
+    """Replay every case under `dirs`; large sets are spread over the CPUs (fork)."""
+    global _buckets_for_worker
+    folders = find_cases(dirs)
+    if not folders:
+        raise UserError("no case folders (with a case.yaml) under " + ", ".join(map(str, dirs)))
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    _buckets_for_worker = buckets
+    if jobs > 1 and len(folders) >= _PARALLEL_MIN_CASES and "fork" in mp.get_all_start_methods():
+        with mp.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_replay_dict, folders, chunksize=max(1, len(folders) // (jobs * 4)))
+    else:
+        results = [_replay_dict(f) for f in folders]
+    return summarize(results)
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    tp = sum(r["spiral"] and r["expected_spiral"] for r in results)
+    fp = sum(r["spiral"] and not r["expected_spiral"] for r in results)
+    tn = sum(not r["spiral"] and not r["expected_spiral"] for r in results)
+    fn = sum(not r["spiral"] and r["expected_spiral"] for r in results)
+    passed = sum(bool(r["pass"]) for r in results)
+    return {
+        "cases": results,
+        "tp": tp, "fp": fp, "tn": tn, "fn": fn,
+        "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+        "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
+        "fpr": round(fp / (fp + tn), 4) if fp + tn else 0.0,
+        "passed": passed,
+        "failed": len(results) - passed,
+    }

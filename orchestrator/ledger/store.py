@@ -1,0 +1,375 @@
+"""The run ledger: a DuckDB index over the run folders (the only duckdb user).
+
+The run folders stay the source of truth; the ledger can always be rebuilt
+from them. DuckDB lets one process at a time hold the file read-write and
+then refuses every other process, even read-only, so connections here are
+short-lived and opening retries for a few seconds before giving up.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from orchestrator.corpus.case import LineCounter, read_events
+from orchestrator.infra.errors import UserError
+from orchestrator.infra.paths import home, runs_dir
+from orchestrator.ledger.spend import DEFAULT_PRICES, SpendCounter
+from spiral.timestamps import parse_ts
+from spiral.adapters import make_adapter
+
+SCHEMA_VERSION = 2
+OPEN_RETRY_S = 10.0
+
+# Each entry migrates the schema from version i to i + 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+    CREATE TABLE runs (
+        run_id VARCHAR PRIMARY KEY, ticket_id VARCHAR, bucket VARCHAR, agent VARCHAR, format VARCHAR,
+        state VARCHAR, reason VARCHAR, created_at TIMESTAMP, started_at TIMESTAMP, ended_at TIMESTAMP,
+        wall_min DOUBLE, time_scale DOUBLE, exit_code INTEGER, tool_calls INTEGER,
+        tripped_at_min DOUBLE, notified BOOLEAN,
+        state_mtime DOUBLE, events_size BIGINT, indexed_at TIMESTAMP);
+    CREATE TABLE endings (run_id VARCHAR PRIMARY KEY, state VARCHAR, reason VARCHAR, ended_at TIMESTAMP,
+                          exit_code INTEGER);
+    CREATE TABLE signals (run_id VARCHAR, signal VARCHAR, paged BOOLEAN);
+    CREATE TABLE notifications (run_id VARCHAR, event VARCHAR, delivered BOOLEAN, attempts INTEGER,
+                                delivered_at TIMESTAMP, last_error VARCHAR);
+    """,
+    """
+    ALTER TABLE runs ADD COLUMN input_tokens BIGINT;
+    ALTER TABLE runs ADD COLUMN output_tokens BIGINT;
+    ALTER TABLE runs ADD COLUMN cache_read_tokens BIGINT;
+    ALTER TABLE runs ADD COLUMN cache_write_tokens BIGINT;
+    ALTER TABLE runs ADD COLUMN cost_usd DOUBLE;
+    ALTER TABLE runs ADD COLUMN unpriced_models VARCHAR;
+    DELETE FROM meta WHERE key = 'prices';
+    """,
+]
+
+RUN_COLUMNS = ["run_id", "ticket_id", "bucket", "agent", "format", "state", "reason", "created_at", "started_at",
+               "ended_at", "wall_min", "time_scale", "exit_code", "tool_calls", "tripped_at_min", "notified",
+               "state_mtime", "events_size", "indexed_at", "input_tokens", "output_tokens",
+               "cache_read_tokens", "cache_write_tokens", "cost_usd", "unpriced_models"]
+
+
+def ledger_path() -> Path:
+    return home() / "ledger.duckdb"
+
+
+@contextmanager
+def connect(read_only: bool = False) -> Iterator[Any]:
+    """A short-lived connection, taken under the ledger's lock file.
+
+    DuckDB admits one process at a time; the lock makes our own processes
+    queue instead of failing (and keeps a second process from opening a file
+    the first is still creating). A file that is not a DuckDB database is set
+    aside and the ledger rebuilt: it is only an index over the run folders.
+    """
+    import duckdb  # ~80 ms to import: only for the commands that need the ledger
+
+    path = ledger_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = (path.parent / (path.name + ".lock")).open("a")
+    except OSError as exc:
+        raise UserError(f"{path.parent}: cannot use it as the state folder: {exc.strerror}") from None
+    with lock:
+        _wait_for_lock(lock, path)
+        if read_only and not path.exists():
+            read_only = False  # nothing to read yet: create it
+        con = _open(duckdb, path, read_only)
+        try:
+            if not read_only:
+                migrate(con)
+            yield con
+        finally:
+            con.close()
+
+
+def _wait_for_lock(lock: Any, path: Path) -> None:
+    deadline = time.monotonic() + OPEN_RETRY_S
+    while True:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise UserError(f"{path}: ledger busy for {OPEN_RETRY_S:g} s (another command holds it)") from None
+            time.sleep(0.02)
+
+
+def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
+    deadline = time.monotonic() + OPEN_RETRY_S
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            text = str(exc)
+            if "not a valid DuckDB database" in text:
+                aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+                path.rename(aside)
+                sys.stderr.write(f"warning: {path} was not a DuckDB database; moved to {aside.name}, "
+                                 f"rebuilding the ledger from the run folders\n")
+                read_only = False
+                continue
+            if "lock" not in text.lower() or time.monotonic() > deadline:
+                raise UserError(f"{path}: ledger busy or unreadable: {text.splitlines()[0]}") from None
+            time.sleep(delay)  # a process outside ours (say, the duckdb CLI) has the file
+            delay = min(delay * 2, 0.5)
+
+
+def schema_version(con: Any) -> int:
+    has_meta = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
+    if not has_meta:
+        return 0
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(con: Any) -> None:
+    version = schema_version(con)
+    if version > SCHEMA_VERSION:
+        raise UserError(f"{ledger_path()}: ledger schema {version} is newer than this program ({SCHEMA_VERSION})")
+    for target in range(version, SCHEMA_VERSION):
+        con.execute("BEGIN")
+        con.execute(MIGRATIONS[target])
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(target + 1)])
+        con.execute("COMMIT")
+
+
+# ---- reading one run folder -------------------------------------------------------------
+
+
+@dataclass
+class RunRecord:
+    row: dict[str, Any]
+    signals: list[tuple[str, bool]]
+    notices: list[tuple[str, bool, int, datetime | None, str | None]]
+    ending: tuple[str, str | None, datetime | None, int | None] | None
+
+
+def _when(value: Any) -> datetime | None:
+    ts = parse_ts(value)
+    return datetime.fromtimestamp(ts, tz=timezone.utc).replace(tzinfo=None) if ts is not None else None
+
+
+@dataclass
+class LogScan:
+    spend: SpendCounter
+    tool_calls: int = 0
+    lines: int = 0
+    unreadable: int = 0
+
+
+def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
+    """Spend and tool calls of one run's log, read from the file itself; torn lines are skipped."""
+    scan = LogScan(SpendCounter(fmt, model))
+    try:
+        adapter = make_adapter(fmt)
+    except ValueError:
+        return scan
+    counter = LineCounter()
+    for ts, data in read_events(events, counter):
+        scan.lines += 1
+        scan.spend.feed(data)
+        scan.tool_calls += len(adapter.feed(ts, data))
+    scan.unreadable = counter.skipped
+    return scan
+
+
+def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]) -> RunRecord | None:
+    """The ledger's view of one run folder, or None when its state.json is unreadable."""
+    try:
+        state_path = run_dir / "state.json"
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+        mtime = state_path.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict):
+        return None
+    events = run_dir / "events.jsonl"
+    size = events.stat().st_size if events.exists() else 0
+    scan = scan_log(events, str(state.get("format") or "generic"),
+                    state.get("model") if isinstance(state.get("model"), str) else None)
+    spend = scan.spend
+    cost, unpriced = spend.spend.cost(prices)
+    spiral = state.get("spiral") if isinstance(state.get("spiral"), dict) else {}
+    started, ended = parse_ts(state.get("started_at")), parse_ts(state.get("ended_at"))
+    scale = state.get("time_scale") or 1.0
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        return None
+    scale = float(scale)
+    wall = (ended - started) * scale / 60 if started is not None and ended is not None else None
+    row = {
+        "run_id": run_dir.name, "ticket_id": state.get("ticket_id"), "bucket": state.get("bucket"),
+        "agent": state.get("agent"), "format": state.get("format"), "state": state.get("state"),
+        "reason": state.get("reason"), "created_at": _when(state.get("created_at")),
+        "started_at": _when(state.get("started_at")), "ended_at": _when(state.get("ended_at")),
+        "wall_min": round(wall, 3) if wall is not None else None, "time_scale": scale,
+        "exit_code": state.get("exit_code") if isinstance(state.get("exit_code"), int) else None,
+        "tool_calls": scan.tool_calls, "tripped_at_min": spiral.get("tripped_at_min"),
+        "notified": bool(spiral.get("notified")), "state_mtime": mtime, "events_size": size,
+        "indexed_at": datetime.now(timezone.utc).replace(tzinfo=None),
+        "input_tokens": spend.spend.input_tokens, "output_tokens": spend.spend.output_tokens,
+        "cache_read_tokens": spend.spend.cache_read_tokens, "cache_write_tokens": spend.spend.cache_write_tokens,
+        "cost_usd": cost, "unpriced_models": ",".join(unpriced) or None,
+    }
+    seen = set(spiral.get("signals_seen") or []) | set(state.get("hints") or [])
+    paged = set(spiral.get("page_signals") or [])
+    signals = [(s, s in paged) for s in sorted(seen | paged)]
+    notices = []
+    for event, rec in (state.get("notices") or {}).items():
+        if isinstance(rec, dict):
+            notices.append((event, bool(rec.get("delivered")), int(rec.get("attempts") or 0),
+                            _when(rec.get("delivered_at")), rec.get("last_error")))
+    ending = None
+    if state.get("ended_at"):
+        ending = (str(state.get("state")), state.get("reason"), _when(state.get("ended_at")), row["exit_code"])
+    return RunRecord(row, signals, notices, ending)
+
+
+# ---- refresh / rebuild -------------------------------------------------------------------
+
+
+@dataclass
+class RefreshStats:
+    scanned: int = 0
+    indexed: int = 0
+    removed: int = 0
+    unreadable: int = 0
+    seconds: float = 0.0
+
+
+def refresh(prices: dict[str, tuple[float, float, float, float]] | None = None, *, rebuild: bool = False,
+            progress: Callable[[int, int], None] | None = None) -> RefreshStats:
+    """Bring the ledger up to date with the run folders (only changed runs are re-read)."""
+    t0 = time.perf_counter()
+    prices = prices or DEFAULT_PRICES
+    stats = RefreshStats()
+    root = runs_dir()
+    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    stats.scanned = len(folders)
+    fingerprint = hashlib.sha1(json.dumps(sorted(prices.items())).encode()).hexdigest()[:16]
+    with connect() as con:
+        known = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, state_mtime, events_size FROM runs").fetchall()}
+        row = con.execute("SELECT value FROM meta WHERE key = 'prices'").fetchone()
+    if rebuild or (row[0] if row else None) != fingerprint:
+        # new prices (or a forced rebuild): every run is read again, and the old rows are
+        # replaced in the same transaction as the new ones, so readers never see an empty ledger
+        stale_all = set(known)
+        known = {}
+    else:
+        stale_all = set()
+    # read the folders with no connection held, so other commands are not locked out meanwhile
+    records: list[RunRecord] = []
+    present = set()
+    for i, folder in enumerate(folders):
+        present.add(folder.name)
+        try:
+            mtime = (folder / "state.json").stat().st_mtime
+            size = (folder / "events.jsonl").stat().st_size if (folder / "events.jsonl").exists() else 0
+        except OSError:
+            stats.unreadable += 1
+            continue
+        if known.get(folder.name) == (mtime, size):
+            continue
+        rec = read_run(folder, prices)
+        if rec is None:
+            stats.unreadable += 1
+            continue
+        records.append(rec)
+        if progress and i % 500 == 0:
+            progress(i, len(folders))
+    gone = [r for r in (set(known) | stale_all) if r not in present]
+    with connect() as con:
+        con.execute("BEGIN")
+        stale = sorted({r.row["run_id"] for r in records} | set(gone) | stale_all)
+        if stale:
+            con.execute("CREATE TEMP TABLE stale (run_id VARCHAR)")
+            ap = con.appender("stale")
+            ap.append_rows([(r,) for r in stale])
+            ap.flush()
+            for table in ("runs", "endings", "signals", "notifications"):
+                con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM stale)")
+        _append(con, "runs", [tuple(r.row[c] for c in RUN_COLUMNS) for r in records], RUN_COLUMNS)
+        _append(con, "endings", [(r.row["run_id"], *r.ending) for r in records if r.ending], None)
+        _append(con, "signals", [(r.row["run_id"], s, p) for r in records for s, p in r.signals], None)
+        _append(con, "notifications", [(r.row["run_id"], *n) for r in records for n in r.notices], None)
+        con.execute("INSERT OR REPLACE INTO meta VALUES ('prices', ?)", [fingerprint])
+        con.execute("COMMIT")
+    stats.indexed = len(records)
+    stats.removed = len([g for g in gone if g not in present])
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def _append(con: Any, table: str, rows: list[tuple[Any, ...]], columns: list[str] | None) -> None:
+    if not rows:
+        return
+    ap = con.appender(table, columns=columns) if columns else con.appender(table)
+    ap.append_rows(rows)
+    ap.flush()
+
+
+# ---- queries -----------------------------------------------------------------------------
+
+
+def history(*, since: datetime | None, ticket: str | None, state: str | None, limit: int) -> list[dict[str, Any]]:
+    where, args = [], []
+    if since is not None:
+        where.append("r.created_at >= ?")
+        args.append(since)
+    if ticket:
+        where.append("r.ticket_id = ?")
+        args.append(ticket)
+    if state:
+        where.append("r.state = ?")
+        args.append(state)
+    sql = f"""
+        SELECT r.run_id, r.ticket_id, r.bucket, r.agent, r.state, r.reason, r.created_at, r.wall_min,
+               r.tool_calls, r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens AS tokens,
+               r.cost_usd, r.unpriced_models, r.tripped_at_min, r.notified,
+               coalesce((SELECT list(s.signal ORDER BY s.signal) FROM signals s WHERE s.run_id = r.run_id), []) AS signals
+        FROM runs r {"WHERE " + " AND ".join(where) if where else ""}
+        ORDER BY r.created_at DESC NULLS LAST, r.run_id DESC LIMIT {int(limit)}"""
+    with connect(read_only=True) as con:
+        cur = con.execute(sql, args)
+        cols = [d[0] for d in cur.description]
+        return [_jsonable(dict(zip(cols, row))) for row in cur.fetchall()]
+
+
+def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Ad-hoc SQL over the ledger; `events` is a view over every run's raw events.jsonl."""
+    import duckdb
+
+    with connect(read_only=True) as con:
+        files = sorted(str(p) for p in runs_dir().glob("*/events.jsonl")) if runs_dir().is_dir() else []
+        if files:
+            # an explicit file list, not a glob: a state folder's own path may hold [ or *
+            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+            con.execute(f"""CREATE TEMP VIEW events AS
+                SELECT regexp_extract(filename, '.*/runs/([^/]+)/events.jsonl$', 1) AS run_id, ts, data
+                FROM read_json([{listed}], format='newline_delimited', filename=true,
+                               columns={{'ts': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true)""")
+        try:
+            cur = con.execute(query)
+        except duckdb.Error as exc:
+            raise UserError(f"SQL error: {str(exc).splitlines()[0]}") from None
+        if cur.description is None:
+            return [], []
+        return [d[0] for d in cur.description], cur.fetchall()
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() + "Z" if isinstance(v, datetime) else v) for k, v in row.items()}

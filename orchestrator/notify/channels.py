@@ -1,0 +1,200 @@
+"""Sending notifications: apprise URLs / config, plus an optional command hook.
+
+The one module that talks to apprise. Targets come from config.yaml
+(`notify:`), an apprise config file, and `$ORCHESTRATOR_NOTIFY`. A target with
+no tags gets every enabled event; a tagged one gets the events named in its
+tags (`spiral`, `stalled`, `failed`, `succeeded`, `killed`, `lost`, or `ends`
+for every ending).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from orchestrator.infra import yamlfile
+from orchestrator.infra.errors import UserError
+from orchestrator.infra.proc import clean_env
+from orchestrator.config import UserConfig
+
+EVENTS = ("spiral", "stalled", "failed", "succeeded", "killed", "lost")
+ENDINGS = frozenset(EVENTS[1:])
+DEFAULT_EVENTS = ("spiral", "stalled")
+TAGS = (*EVENTS, "ends")
+_KEYS = {"urls", "apprise_config", "events", "command", "retry_initial_seconds", "retry_max_seconds"}
+HOOK_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    tags: frozenset[str] = frozenset()
+
+    def wants(self, event: str) -> bool:
+        return not self.tags or event in self.tags or (event in ENDINGS and "ends" in self.tags)
+
+
+@dataclass
+class Notifier:
+    targets: list[Target] = field(default_factory=list)
+    apprise_config: Path | None = None
+    events: tuple[str, ...] = DEFAULT_EVENTS
+    command: tuple[str, ...] = ()
+    retry_initial_s: float = 30.0
+    retry_max_s: float = 900.0
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.targets or self.apprise_config or self.command)
+
+    def backoff(self, attempts: int) -> float:
+        return min(self.retry_max_s, self.retry_initial_s * 2 ** max(0, attempts - 1))
+
+    def send(self, event: str, title: str, body: str, done: set[str], env: dict[str, str]) -> tuple[set[str], str | None]:
+        """Deliver to every channel not yet in `done`; returns (channels now done, error or None).
+
+        Each apprise target is its own channel, so a retry after a partial
+        failure goes only to the targets that failed.
+        """
+        if not self.configured:
+            return set(), ("no notification target configured: set notify.urls in config.yaml "
+                           "or $ORCHESTRATOR_NOTIFY")
+        errors: list[str] = []
+        ok: set[str] = set()
+        wanted = 0
+        for key, service, label in self._services(errors):
+            if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event):
+                continue
+            wanted += 1
+            if key in done:
+                continue
+            import apprise
+
+            one = apprise.Apprise()
+            one.add(service)
+            if one.notify(body=body, title=title):
+                ok.add(key)
+            else:
+                errors.append(f"delivery to {label} failed")
+        if self.command:
+            wanted += 1
+            if "command" not in done:
+                err = self._hook(event, title, body, env)
+                if err is None:
+                    ok.add("command")
+                else:
+                    errors.append(err)
+        if wanted == 0 and not errors:
+            errors.append(f"no notification target takes '{event}' events (check the targets' tags)")
+        return ok, "; ".join(errors) if errors else None
+
+    def _services(self, errors: list[str]) -> list[tuple[str, Any, str]]:
+        """(channel key, apprise service, printable name) for every configured target."""
+        import apprise  # ~90 ms to import: only when something is actually sent
+
+        out: list[tuple[str, Any, str]] = []
+        for t in self.targets:
+            one = apprise.Apprise()
+            if not one.add(t.url, tag=sorted(t.tags) or None):
+                errors.append(f"apprise does not understand the URL {_mask(t.url)}")
+                continue
+            for service in one:
+                out.append((_key(t.url), service, _label(service)))
+        if self.apprise_config is not None:
+            conf = apprise.AppriseConfig()
+            loaded = apprise.Apprise()
+            if not conf.add(str(self.apprise_config)) or not loaded.add(conf) or len(loaded) == 0:
+                errors.append(f"cannot read the apprise config {self.apprise_config}")
+            else:
+                for service in loaded:
+                    out.append((_key(service.url(privacy=False)), service, _label(service)))
+        return out
+
+    def _hook(self, event: str, title: str, body: str, env: dict[str, str]) -> str | None:
+        full = clean_env({**env, "ORCH_EVENT": event, "ORCH_TITLE": title, "ORCH_MESSAGE": body})
+        try:
+            p = subprocess.run(list(self.command), env=full, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=HOOK_TIMEOUT_S)
+        except FileNotFoundError:
+            return f"notify command not found: {self.command[0]}"
+        except OSError as exc:
+            return f"notify command could not run: {self.command[0]}: {exc.strerror}"
+        except subprocess.TimeoutExpired:
+            return f"notify command timed out after {HOOK_TIMEOUT_S} s"
+        if p.returncode != 0:
+            tail = p.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            return f"notify command exited {p.returncode}: {tail[0][:200]}"
+        return None
+
+
+def _key(url: str) -> str:
+    """A channel's name in state.json: a digest, since URLs often carry secrets."""
+    return "url:" + hashlib.sha1(url.encode()).hexdigest()[:12]
+
+
+def _label(service: Any) -> str:
+    """How a target is named in errors and state: apprise's privacy form hides its tokens."""
+    return str(service.url(privacy=True)).split("?", 1)[0]
+
+
+def _mask(url: str) -> str:
+    """An unparseable URL, shown by its scheme only: whatever follows may be a token."""
+    return url.split("://", 1)[0] + "://..." if "://" in url else "(not a URL)"
+
+
+def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notifier:
+    environ = dict(os.environ) if environ is None else environ
+    raw = cfg.notify or {}
+    lines = cfg.lines
+
+    def fail(key: tuple[Any, ...], msg: str) -> UserError:
+        return UserError(f"{cfg.path}:{yamlfile.line_of(lines, ('notify',) + key)}: {msg}")
+
+    for key in raw:
+        if key not in _KEYS:
+            raise fail((key,), f"unknown key notify.{key} (known: {', '.join(sorted(_KEYS))})")
+    n = Notifier()
+    urls = raw.get("urls") or []
+    if not isinstance(urls, list):
+        raise fail(("urls",), "notify.urls must be a list of URLs (or {url: ..., tags: [...]})")
+    for i, item in enumerate(urls):
+        if isinstance(item, str) and item.strip():
+            n.targets.append(Target(item.strip()))
+        elif isinstance(item, dict) and isinstance(item.get("url"), str) and set(item) <= {"url", "tags"}:
+            tags = item.get("tags") or []
+            tags = [tags] if isinstance(tags, str) else tags
+            if not isinstance(tags, list) or not all(isinstance(t, str) and t in TAGS for t in tags):
+                raise fail(("urls", i), f"notify.urls: tags must name events among {', '.join(TAGS)}")
+            n.targets.append(Target(item["url"], frozenset(tags)))
+        else:
+            raise fail(("urls", i), "notify.urls entries are URLs, or {url: ..., tags: [...]}")
+    # whitespace only: commas belong to many apprise URLs (mailto://...?to=a@x,b@y)
+    for url in environ.get("ORCHESTRATOR_NOTIFY", "").split():
+        if url:
+            n.targets.append(Target(url))
+    if "apprise_config" in raw:
+        if not isinstance(raw["apprise_config"], str):
+            raise fail(("apprise_config",), "notify.apprise_config must be a path")
+        n.apprise_config = Path(raw["apprise_config"]).expanduser()
+    if "events" in raw:
+        events = raw["events"]
+        if not isinstance(events, list) or any(e not in EVENTS for e in events):
+            raise fail(("events",), f"notify.events must list events among {', '.join(EVENTS)}")
+        n.events = tuple(events)
+    if "command" in raw:
+        cmd = raw["command"]
+        if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):
+            raise fail(("command",), "notify.command must be an argv list (no shell)")
+        n.command = tuple(cmd)
+    for key, attr in (("retry_initial_seconds", "retry_initial_s"), ("retry_max_seconds", "retry_max_s")):
+        if key in raw:
+            v = raw[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise fail((key,), f"notify.{key} must be a positive number")
+            setattr(n, attr, float(v))
+    return n
