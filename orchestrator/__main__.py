@@ -1,2 +1,3 @@
 from orchestrator.cli import main
+
 main()

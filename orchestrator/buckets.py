@@ -1,4 +1,5 @@
 """buckets.yaml: the detector settings it holds (the only reader) and calibrated rewrites of it."""
+
 from __future__ import annotations
 
 import os
@@ -28,14 +29,14 @@ class BucketsFile:
         self.raw, self.lines = yamlfile.load_file(self.path)
         self.settings = self._build(None, None, ())
 
-    def with_overrides(self, overrides: Any, source: str, lines: yamlfile.Lines,
-                       prefix: tuple[Any, ...]) -> Settings:
+    def with_overrides(self, overrides: Any, source: str, lines: yamlfile.Lines, prefix: tuple[Any, ...]) -> Settings:
         if not overrides:
             return self.settings
         return self._build(overrides, source, prefix, lines)
 
-    def _build(self, overrides: Any, source: str | None, prefix: tuple[Any, ...],
-               lines: yamlfile.Lines | None = None) -> Settings:
+    def _build(
+        self, overrides: Any, source: str | None, prefix: tuple[Any, ...], lines: yamlfile.Lines | None = None
+    ) -> Settings:
         try:
             return Settings.from_mapping(self.raw, overrides)
         except SettingsError as exc:
@@ -58,15 +59,19 @@ def write_buckets(path: Path, new: dict[str, Bucket]) -> None:
     found = {m.group("name") for m in _LINE.finditer(text)}
     missing = set(new) - found
     if missing:
-        raise UserError(f"{path}: cannot find the one-line form `{sorted(missing)[0]}: {{expected_min: ...}}` "
-                        f"to rewrite; edit the file by hand")
+        raise UserError(
+            f"{path}: cannot find the one-line form `{sorted(missing)[0]}: {{expected_min: ...}}` "
+            f"to rewrite; edit the file by hand"
+        )
 
     def repl(m: re.Match[str]) -> str:
         b = new.get(m.group("name"))
         if b is None:
             return m.group(0)
-        return (f"{m.group('indent')}{m.group('name')}: {{expected_min: {_num(b.expected_min)}, "
-                f"soft_start_min: {_num(b.soft_start_min)}, stuck_min: {_num(b.stuck_min)}}}{m.group('rest')}")
+        return (
+            f"{m.group('indent')}{m.group('name')}: {{expected_min: {_num(b.expected_min)}, "
+            f"soft_start_min: {_num(b.soft_start_min)}, stuck_min: {_num(b.stuck_min)}}}{m.group('rest')}"
+        )
 
     updated = _LINE.sub(repl, text)
     data, _ = yamlfile.load_text(updated, str(path))

@@ -1,22 +1,28 @@
 """The command line: parse, call a plain function, render. Nothing else lives here."""
+
 from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from orchestrator.infra.errors import UserError
 
+if TYPE_CHECKING:
+    from orchestrator.runs.monitor import RunView
+
 app = typer.Typer(
     help="Run coding agents on tickets in fresh clones; page once when a run spirals.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
 )
-corpus_app = typer.Typer(help="Recorded runs: turn real agent logs into corpus cases.",
-                         no_args_is_help=True)
+corpus_app = typer.Typer(help="Recorded runs: turn real agent logs into corpus cases.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
@@ -43,8 +49,8 @@ def replay(
     matches the case's `expect:`. Exit 0 when it matches, 1 when not.
     """
     from orchestrator.buckets import BucketsFile
-    from orchestrator.tables import replay_detail
     from orchestrator.corpus.replay import replay_case
+    from orchestrator.tables import replay_detail
 
     if not (case / "case.yaml").is_file():
         raise UserError(f"{case}: not a case folder (no case.yaml)")
@@ -58,13 +64,17 @@ def replay(
 
 @app.command("eval")
 def eval_cmd(
-    dirs: Annotated[Optional[list[Path]], typer.Argument(help="Folders to search for case folders.")] = None,
+    dirs: Annotated[list[Path] | None, typer.Argument(help="Folders to search for case folders.")] = None,
     as_json: JsonOpt = False,
-    bench: Annotated[bool, typer.Option("--bench", help="Run the detection benchmark instead: generated "
-                                                        "scenario families, baselines and ablation.")] = False,
+    bench: Annotated[
+        bool,
+        typer.Option(
+            "--bench", help="Run the detection benchmark instead: generated scenario families, baselines and ablation."
+        ),
+    ] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="With --bench: print docs/benchmark.md.")] = False,
     per_family: Annotated[int, typer.Option(help="With --bench: scenarios per family.", min=1)] = 40,
-    keep: Annotated[Optional[Path], typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
+    keep: Annotated[Path | None, typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
 ) -> None:
     """Replay every case found under the folders; print the confusion counts.
 
@@ -73,8 +83,8 @@ def eval_cmd(
     ablations and simple baselines (exit 0).
     """
     from orchestrator.buckets import BucketsFile
-    from orchestrator.tables import eval_summary
     from orchestrator.corpus.replay import evaluate
+    from orchestrator.tables import eval_summary
 
     if bench:
         _bench(as_json, markdown, per_family, keep)
@@ -90,9 +100,9 @@ def eval_cmd(
 
 
 def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) -> None:
+    from orchestrator.buckets import PROJECT_ROOT
     from orchestrator.corpus.benchmark.render import markdown as to_markdown
     from orchestrator.corpus.benchmark.runner import run
-    from orchestrator.buckets import PROJECT_ROOT
 
     def say(msg: str) -> None:
         sys.stderr.write(f"bench: {msg}\n")
@@ -114,7 +124,7 @@ def corpus_import(
     fmt: Annotated[str, typer.Option("--format", help="claude-transcript | claude-stream-json | codex-json | generic")],
     bucket: Annotated[str, typer.Option(help="small | medium | big")],
     out: Annotated[Path, typer.Option(help="The case folder to create (must not exist yet).")],
-    case_id: Annotated[Optional[str], typer.Option("--id", help="Case id; default: from the folder name.")] = None,
+    case_id: Annotated[str | None, typer.Option("--id", help="Case id; default: from the folder name.")] = None,
     spiral: Annotated[bool, typer.Option("--spiral/--healthy", help="The label: must it page?")] = False,
     spacing: Annotated[float, typer.Option(help="Seconds between lines that carry no timestamp.")] = 5.0,
 ) -> None:
@@ -125,16 +135,21 @@ def corpus_import(
     """
     from orchestrator.corpus.importer import import_log
 
-    summary = import_log(file, fmt=fmt, bucket=bucket, out=out, case_id=case_id,
-                         spiral=spiral, spacing=spacing)
-    typer.echo(f"wrote {out}: {summary['lines']} lines, {summary['tool_calls']} tool calls, "
-               f"{summary['skipped']} skipped, {summary['minutes']:.1f} min")
+    summary = import_log(file, fmt=fmt, bucket=bucket, out=out, case_id=case_id, spiral=spiral, spacing=spacing)
+    typer.echo(
+        f"wrote {out}: {summary['lines']} lines, {summary['tool_calls']} tool calls, "
+        f"{summary['skipped']} skipped, {summary['minutes']:.1f} min"
+    )
 
 
 @app.command()
 def launch(
-    ticket: Annotated[str, typer.Argument(help="A ticket file (Markdown + YAML front matter), or a ticket id "
-                                               "looked up in the configured tickets_dir.")],
+    ticket: Annotated[
+        str,
+        typer.Argument(
+            help="A ticket file (Markdown + YAML front matter), or a ticket id looked up in the configured tickets_dir."
+        ),
+    ],
     as_json: JsonOpt = False,
 ) -> None:
     """Clone the ticket's repo fresh, start its agent detached, print the run id.
@@ -144,18 +159,19 @@ def launch(
     every 30 s. Follow it with `status`, `logs ID -f`; stop it with `kill ID`.
     """
     from orchestrator.buckets import BucketsFile
-    from orchestrator.runs.launch import launch as do_launch
     from orchestrator.config import load
+    from orchestrator.runs.launch import launch as do_launch
 
     res = do_launch(ticket, load(), BucketsFile())
     if as_json:
-        _print_json({"version": 1, "run_id": res.run_id, "state": res.state, "reason": res.reason,
-                     "run_dir": str(res.run_dir)})
+        _print_json(
+            {"version": 1, "run_id": res.run_id, "state": res.state, "reason": res.reason, "run_dir": str(res.run_dir)}
+        )
     else:
         typer.echo(res.run_id)
         if res.state not in ("running", "launching"):
             sys.stderr.write(f"run {res.run_id} {res.state}: {res.reason}\n")
-    raise typer.Exit(0 if res.state in ("running", "launching", "succeeded") else 1)
+    raise typer.Exit(0 if res.agent_started or res.state == "launching" else 1)
 
 
 @app.command()
@@ -166,10 +182,10 @@ def status(as_json: JsonOpt = False) -> None:
     stopped and recorded), so nothing stays `running` without a process.
     """
     from orchestrator.buckets import BucketsFile
-    from orchestrator.tables import status_table
     from orchestrator.config import load
     from orchestrator.notify.channels import from_config
     from orchestrator.runs.watch import one_pass
+    from orchestrator.tables import status_table
 
     cfg = load()
     rows = [v.to_dict() for v in one_pass(BucketsFile(), cfg, from_config(cfg))]
@@ -203,7 +219,7 @@ def watch(
     from orchestrator.config import load
     from orchestrator.runs.watch import watch as do_watch
 
-    def report(views: list) -> None:
+    def report(views: list[RunView]) -> None:
         for v in views:
             if v.error:
                 sys.stderr.write(f"warning: run {v.run_id} could not be checked: {v.error}\n")
@@ -231,8 +247,9 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
 def logs(
     run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing new calls until the run ends.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object a line (JSON Lines), "
-                                                         "with a version key.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object a line (JSON Lines), with a version key.")
+    ] = False,
 ) -> None:
     """A run's tool calls, one readable line each: time, minute, tool, command or file."""
     from orchestrator.runs.logs import tool_calls
@@ -248,8 +265,9 @@ def logs(
 
 @app.command()
 def demo(
-    speed: Annotated[float, typer.Option(help="Clock speed-up: recorded minutes per real minute.",
-                                         min=1, max=1000)] = 60.0,
+    speed: Annotated[
+        float, typer.Option(help="Clock speed-up: recorded minutes per real minute.", min=1, max=1000)
+    ] = 60.0,
 ) -> None:
     """The embedded default: two demo-agent runs, one healthy and one spiraling.
 
@@ -259,17 +277,17 @@ def demo(
     agent, no API key and no network.
     """
     from orchestrator.buckets import BucketsFile
+    from orchestrator.config import load
     from orchestrator.demo.run import run_demo, summary_lines
+    from orchestrator.demo.sink import Sink
     from orchestrator.infra.paths import runs_dir
     from orchestrator.notify.channels import Notifier, Target
-    from orchestrator.demo.sink import Sink
     from orchestrator.tables import status_table
-    from orchestrator.config import load
 
     console = _out()
     last = [-10.0]
 
-    def show(views: list, t: float) -> None:
+    def show(views: list[RunView], t: float) -> None:
         if t - last[0] >= 10 or all(v.state.get("state") not in ("running", "launching") for v in views):
             last[0] = t
             console.print(f"[bold]t+{t:.0f}s[/]")
@@ -299,24 +317,26 @@ app.add_typer(ledger_app, name="ledger")
 @ledger_app.command("rebuild")
 def ledger_rebuild() -> None:
     """Drop the ledger's rows and re-read every run folder (they are the source of truth)."""
-    from orchestrator.ledger.store import ledger_path, refresh
     from orchestrator.config import load
+    from orchestrator.ledger.store import ledger_path, refresh
 
     def progress(i: int, n: int) -> None:
         sys.stderr.write(f"\r  {i}/{n} run folders...")
 
     stats = refresh(load().prices, rebuild=True, progress=progress)
     sys.stderr.write("\r" + " " * 40 + "\r")
-    typer.echo(f"{ledger_path()}: {stats.indexed} runs indexed from {stats.scanned} folders "
-               f"({stats.unreadable} unreadable) in {stats.seconds:.2f} s")
+    typer.echo(
+        f"{ledger_path()}: {stats.indexed} runs indexed from {stats.scanned} folders "
+        f"({stats.unreadable} unreadable) in {stats.seconds:.2f} s"
+    )
 
 
 def _since(text: str | None) -> Any:
     if not text:
         return None
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    now = datetime.now(UTC).replace(tzinfo=None)
     units = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
     if text[:-1].isascii() and text[:-1].isdigit() and text[-1] in units:
         try:
@@ -327,19 +347,28 @@ def _since(text: str | None) -> Any:
 
     ts = parse_ts(text if "T" in text else text + "T00:00:00Z")
     if ts is None:
-        raise UserError(f"--since: expected a date (2026-11-29), a time (2026-11-29T10:00:00Z) or an age "
-                        f"(90m, 12h, 7d, 2w), got {text!r}")
-    return datetime.fromtimestamp(ts, tz=timezone.utc).replace(tzinfo=None)
+        raise UserError(
+            f"--since: expected a date (2026-11-29), a time (2026-11-29T10:00:00Z) or an age "
+            f"(90m, 12h, 7d, 2w), got {text!r}"
+        )
+    return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None)
 
 
 @app.command()
 def history(
-    since: Annotated[Optional[str], typer.Option(help="Only runs launched since: a date, a time, or an age like 7d.")] = None,
-    ticket: Annotated[Optional[str], typer.Option(help="Only this ticket's runs.")] = None,
-    state: Annotated[Optional[str], typer.Option(help="Only runs that ended so (or are running).")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only runs launched since: a date, a time, or an age like 7d.")
+    ] = None,
+    ticket: Annotated[str | None, typer.Option(help="Only this ticket's runs.")] = None,
+    state: Annotated[str | None, typer.Option(help="Only runs that ended so (or are running).")] = None,
     limit: Annotated[int, typer.Option(help="At most this many runs, newest first.", min=1)] = 200,
-    sql: Annotated[Optional[str], typer.Option(help="Run this SQL instead (tables: runs, endings, signals, "
-                                                     "notifications; view: events, every run's raw log).")] = None,
+    sql: Annotated[
+        str | None,
+        typer.Option(
+            help="Run this SQL instead (tables: runs, endings, signals, "
+            "notifications; view: events, every run's raw log)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Past and present runs from the ledger: endings, spend, signals, pages.
@@ -347,18 +376,23 @@ def history(
     The ledger is refreshed from the run folders first (only changed runs are
     re-read).
     """
+    from orchestrator.config import load
     from orchestrator.ledger import store as ledger
     from orchestrator.tables import history_table, sql_table
-    from orchestrator.config import load
 
     ledger.refresh(load().prices)
     if sql:
-        cols, rows = ledger.run_sql(sql)
+        cols, table = ledger.run_sql(sql)
         if as_json:
-            _print_json({"version": 1, "columns": cols,
-                         "rows": [dict(zip(cols, [_plain(v) for v in r])) for r in rows]})
+            _print_json(
+                {
+                    "version": 1,
+                    "columns": cols,
+                    "rows": [dict(zip(cols, [_plain(v) for v in r], strict=True)) for r in table],
+                }
+            )
         else:
-            _out().print(sql_table(cols, rows))
+            _out().print(sql_table(cols, table))
         return
     rows = ledger.history(since=_since(since), ticket=ticket, state=state, limit=limit)
     if as_json:
@@ -381,52 +415,79 @@ def _plain(v: Any) -> Any:
 
 @app.command()
 def calibrate(
-    min_runs: Annotated[int, typer.Option(help="Refuse to propose timings for a bucket with fewer succeeded runs.",
-                                          min=1)] = 20,
+    min_runs: Annotated[
+        int, typer.Option(help="Refuse to propose timings for a bucket with fewer succeeded runs.", min=1)
+    ] = 20,
     write: Annotated[bool, typer.Option("--write", help="Apply the proposal to buckets.yaml.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Per bucket, from the runs that succeeded: median and p90 wall-clock, and
     the expected / soft-band / stuck times they imply, as a diff against buckets.yaml.
     """
-    from orchestrator.ledger import store as ledger
-    from orchestrator.buckets import write_buckets
-    from orchestrator.ledger.calibrate import propose
-    from orchestrator.buckets import BucketsFile
+    from orchestrator.buckets import BucketsFile, write_buckets
     from orchestrator.config import load
+    from orchestrator.ledger import store as ledger
+    from orchestrator.ledger.calibrate import propose
 
     ledger.refresh(load().prices)
     # demo re-enactments run on a fast clock over recorded work: they say nothing about real timings
-    _, rows = ledger.run_sql("SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0 "
-                             "AND agent IS DISTINCT FROM 'demo' AND coalesce(time_scale, 1) = 1")
+    _, rows = ledger.run_sql(
+        "SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0 "
+        "AND agent IS DISTINCT FROM 'demo' AND coalesce(time_scale, 1) = 1"
+    )
     walls: dict[str, list[float]] = {}
     for bucket, wall in rows:
         walls.setdefault(bucket, []).append(float(wall))
     buckets = BucketsFile()
     proposals = propose(walls, buckets.settings.buckets, min_runs)
     if as_json:
-        _print_json({"version": 1, "min_runs": min_runs, "buckets": [
-            {"bucket": p.bucket, "runs": p.runs, "median_min": round(p.median, 2), "p90_min": round(p.p90, 2),
-             "longest_min": round(p.longest, 2), "refused": p.refused,
-             "current": {"expected_min": p.current.expected_min, "soft_start_min": p.current.soft_start_min,
-                         "stuck_min": p.current.stuck_min},
-             "proposed": None if p.proposed is None else {
-                 "expected_min": p.proposed.expected_min, "soft_start_min": p.proposed.soft_start_min,
-                 "stuck_min": p.proposed.stuck_min}} for p in proposals]})
+        _print_json(
+            {
+                "version": 1,
+                "min_runs": min_runs,
+                "buckets": [
+                    {
+                        "bucket": p.bucket,
+                        "runs": p.runs,
+                        "median_min": round(p.median, 2),
+                        "p90_min": round(p.p90, 2),
+                        "longest_min": round(p.longest, 2),
+                        "refused": p.refused,
+                        "current": {
+                            "expected_min": p.current.expected_min,
+                            "soft_start_min": p.current.soft_start_min,
+                            "stuck_min": p.current.stuck_min,
+                        },
+                        "proposed": None
+                        if p.proposed is None
+                        else {
+                            "expected_min": p.proposed.expected_min,
+                            "soft_start_min": p.proposed.soft_start_min,
+                            "stuck_min": p.proposed.stuck_min,
+                        },
+                    }
+                    for p in proposals
+                ],
+            }
+        )
     else:
         for p in proposals:
             cur = p.current
             head = f"{p.bucket}: {p.runs} succeeded runs"
             if p.refused:
-                typer.echo(f"{head}; need at least {min_runs} to propose (keeping {cur.expected_min:g} / "
-                           f"{cur.soft_start_min:g} / {cur.stuck_min:g} min)")
+                typer.echo(
+                    f"{head}; need at least {min_runs} to propose (keeping {cur.expected_min:g} / "
+                    f"{cur.soft_start_min:g} / {cur.stuck_min:g} min)"
+                )
                 continue
             new = p.proposed
             assert new is not None
             typer.echo(f"{head}, median {p.median:.1f} min, p90 {p.p90:.1f} min, longest {p.longest:.1f} min")
-            for label, a, b in (("expected_min", cur.expected_min, new.expected_min),
-                                ("soft_start_min", cur.soft_start_min, new.soft_start_min),
-                                ("stuck_min", cur.stuck_min, new.stuck_min)):
+            for label, a, b in (
+                ("expected_min", cur.expected_min, new.expected_min),
+                ("soft_start_min", cur.soft_start_min, new.soft_start_min),
+                ("stuck_min", cur.stuck_min, new.stuck_min),
+            ):
                 mark = "  " if a == b else "->"
                 typer.echo(f"    {label:<15} {a:>6g} {mark} {b:g}")
     accepted = {p.bucket: p.proposed for p in proposals if p.proposed is not None}

@@ -3,6 +3,7 @@
 The file is optional; without it the built-in profiles (claude, codex, demo)
 and defaults apply.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.infra import yamlfile
-from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import config_path
 from orchestrator.ledger.spend import DEFAULT_PRICES
 from spiral.adapters import FORMATS
@@ -34,10 +34,13 @@ class Profile:
 
 
 BUILTIN = {
-    "claude": Profile("claude", ("claude", "-p", "--output-format", "stream-json", "--verbose"),
-                      "claude-stream-json", version_command=("claude", "--version")),
-    "codex": Profile("codex", ("codex", "exec", "--json"), "codex-json",
-                     version_command=("codex", "--version")),
+    "claude": Profile(
+        "claude",
+        ("claude", "-p", "--output-format", "stream-json", "--verbose"),
+        "claude-stream-json",
+        version_command=("claude", "--version"),
+    ),
+    "codex": Profile("codex", ("codex", "exec", "--json"), "codex-json", version_command=("codex", "--version")),
     # the demo agent's format is the recorded case's; it is filled in at launch
     "demo": Profile("demo", (sys.executable, "-m", "orchestrator.demo.agent"), "generic"),
 }
@@ -83,8 +86,11 @@ def load(path: Path | None = None) -> UserConfig:
         cfg.profiles[str(name)] = _profile(str(name), raw, fail)
     if "default_agent" in data:
         if not isinstance(data["default_agent"], str) or data["default_agent"] not in cfg.profiles:
-            raise fail(("default_agent",), f"default_agent {data['default_agent']!r} is not a known agent "
-                                           f"(known: {', '.join(sorted(cfg.profiles))})")
+            raise fail(
+                ("default_agent",),
+                f"default_agent {data['default_agent']!r} is not a known agent "
+                f"(known: {', '.join(sorted(cfg.profiles))})",
+            )
         cfg.default_agent = data["default_agent"]
     notify = data.get("notify") or {}
     if not isinstance(notify, dict):
@@ -94,11 +100,20 @@ def load(path: Path | None = None) -> UserConfig:
     if not isinstance(prices, dict):
         raise fail(("prices",), "prices must map a model name (prefix) to its per-million-token prices")
     for model, row in prices.items():
-        if not isinstance(row, dict) or set(row) - set(_PRICE_KEYS) or not {"input", "output"} <= set(row) or any(
+        if (
+            not isinstance(row, dict)
+            or set(row) - set(_PRICE_KEYS)
+            or not {"input", "output"} <= set(row)
+            or any(
                 isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0
-                for v in row.values()):
-            raise fail(("prices", model), f"prices.{model} needs input and output (and optionally cache_read, "
-                                          f"cache_write): USD per million tokens")
+                for v in row.values()
+            )
+        ):
+            raise fail(
+                ("prices", model),
+                f"prices.{model} needs input and output (and optionally cache_read, "
+                f"cache_write): USD per million tokens",
+            )
         cfg.prices[str(model)] = tuple(float(row.get(k, 0.0)) for k in _PRICE_KEYS)  # type: ignore[assignment]  # a 4-tuple by construction
     return cfg
 

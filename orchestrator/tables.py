@@ -1,4 +1,5 @@
 """Readable tables for replay and eval results (rich)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -56,11 +57,29 @@ def _spend(r: dict[str, Any]) -> str:
 
 def status_table(rows: list[dict[str, Any]]) -> Table:
     table = Table(show_lines=False)
-    for col in ("run", "ticket", "bucket", "state", "elapsed/expected", "region", "signals", "susp",
-                "page", "spend", "last activity"):
+    for col in (
+        "run",
+        "ticket",
+        "bucket",
+        "state",
+        "elapsed/expected",
+        "region",
+        "signals",
+        "susp",
+        "page",
+        "spend",
+        "last activity",
+    ):
         table.add_column(col, no_wrap=col in ("run", "state"))
-    colours = {"running": "cyan", "succeeded": "green", "failed": "red", "stalled": "yellow",
-               "killed": "magenta", "lost": "red", "launching": "cyan"}
+    colours = {
+        "running": "cyan",
+        "succeeded": "green",
+        "failed": "red",
+        "stalled": "yellow",
+        "killed": "magenta",
+        "lost": "red",
+        "launching": "cyan",
+    }
     for r in rows:
         state = f"[{colours.get(r['state'], 'white')}]{r['state']}[/]"
         if r.get("error"):
@@ -68,13 +87,27 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
         if r["notified"]:
             page = f"sent @{r['tripped_at_min']:g}m"
         elif r["tripped_at_min"] is not None:
-            page = f"[red]undelivered[/] @{r['tripped_at_min']:g}m" if r.get("page_error") else f"due @{r['tripped_at_min']:g}m"
+            page = (
+                f"[red]undelivered[/] @{r['tripped_at_min']:g}m"
+                if r.get("page_error")
+                else f"due @{r['tripped_at_min']:g}m"
+            )
         else:
             page = "-"
         signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(r["hints"]) if r["hints"] else "-")
-        table.add_row(r["id"], r["ticket"], r["bucket"], state,
-                      f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min", r["region"], signals,
-                      f"{r['suspicion']:g}", page, _spend(r), _ago(r["last_activity_s"]))
+        table.add_row(
+            r["id"],
+            r["ticket"],
+            r["bucket"],
+            state,
+            f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min",
+            r["region"],
+            signals,
+            f"{r['suspicion']:g}",
+            page,
+            _spend(r),
+            _ago(r["last_activity_s"]),
+        )
     return table
 
 
@@ -83,15 +116,25 @@ def history_table(rows: list[dict[str, Any]]) -> Table:
     for col in ("run", "ticket", "bucket", "state", "launched", "wall", "calls", "tokens", "cost", "signals", "page"):
         table.add_column(col, no_wrap=col in ("run", "launched"))
     for r in rows:
-        cost = "unpriced" if r["cost_usd"] is None and r["tokens"] else (
-            "-" if r["cost_usd"] is None else f"${r['cost_usd']:.2f}")
+        cost = (
+            "unpriced"
+            if r["cost_usd"] is None and r["tokens"]
+            else ("-" if r["cost_usd"] is None else f"${r['cost_usd']:.2f}")
+        )
         page = "sent" if r["notified"] else ("undelivered" if r["tripped_at_min"] is not None else "-")
-        table.add_row(r["run_id"], r["ticket_id"] or "-", r["bucket"] or "-",
-                      f"{r['state']}" + (f" ({r['reason']})" if r["reason"] and r["state"] != "succeeded" else ""),
-                      (r["created_at"] or "-")[:16].replace("T", " "),
-                      "-" if r["wall_min"] is None else f"{r['wall_min']:.0f} min",
-                      "-" if r["tool_calls"] is None else str(r["tool_calls"]),
-                      f"{r['tokens']:,}" if r["tokens"] else "-", cost, ", ".join(r["signals"]) or "-", page)
+        table.add_row(
+            r["run_id"],
+            r["ticket_id"] or "-",
+            r["bucket"] or "-",
+            f"{r['state']}" + (f" ({r['reason']})" if r["reason"] and r["state"] != "succeeded" else ""),
+            (r["created_at"] or "-")[:16].replace("T", " "),
+            "-" if r["wall_min"] is None else f"{r['wall_min']:.0f} min",
+            "-" if r["tool_calls"] is None else str(r["tool_calls"]),
+            f"{r['tokens']:,}" if r["tokens"] else "-",
+            cost,
+            ", ".join(r["signals"]) or "-",
+            page,
+        )
     return table
 
 

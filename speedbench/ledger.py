@@ -5,6 +5,7 @@
 Generates run folders (state.json + a Claude stream-json events.jsonl with
 usage) in a temporary state folder under speedbench/out/, then prints timings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,20 +35,45 @@ def make_runs(home: Path, n: int, lines: int) -> None:
         d.mkdir()
         t0 = start + i * 600
         wall = 10 + (i * 7919) % 120
-        st = {"run_id": d.name, "ticket_id": f"ticket-{i % 500:03d}", "bucket": ["small", "medium", "big"][i % 3],
-              "agent": "claude", "format": "claude-stream-json", "state": states[i % 10],
-              "reason": "agent exited 0", "created_at": format_ts(t0), "started_at": format_ts(t0),
-              "ended_at": format_ts(t0 + wall * 60), "exit_code": 0,
-              "spiral": {"signals_seen": ["repetition"] if i % 4 == 0 else [], "tool_calls": lines}}
+        st = {
+            "run_id": d.name,
+            "ticket_id": f"ticket-{i % 500:03d}",
+            "bucket": ["small", "medium", "big"][i % 3],
+            "agent": "claude",
+            "format": "claude-stream-json",
+            "state": states[i % 10],
+            "reason": "agent exited 0",
+            "created_at": format_ts(t0),
+            "started_at": format_ts(t0),
+            "ended_at": format_ts(t0 + wall * 60),
+            "exit_code": 0,
+            "spiral": {"signals_seen": ["repetition"] if i % 4 == 0 else [], "tool_calls": lines},
+        }
         (d / "state.json").write_text(json.dumps(st))
         ev = []
         for k in range(lines):
-            data = {"type": "assistant", "message": {
-                "id": f"m{k}", "model": "claude-sonnet-4-5", "role": "assistant",
-                "content": [{"type": "tool_use", "id": f"t{i}-{k}", "name": "Bash",
-                             "input": {"command": f"pytest tests/test_{k % 7}.py"}}],
-                "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 5000,
-                          "cache_creation_input_tokens": 0}}}
+            data = {
+                "type": "assistant",
+                "message": {
+                    "id": f"m{k}",
+                    "model": "claude-sonnet-4-5",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": f"t{i}-{k}",
+                            "name": "Bash",
+                            "input": {"command": f"pytest tests/test_{k % 7}.py"},
+                        }
+                    ],
+                    "usage": {
+                        "input_tokens": 100,
+                        "output_tokens": 20,
+                        "cache_read_input_tokens": 5000,
+                        "cache_creation_input_tokens": 0,
+                    },
+                },
+            }
             ev.append(json.dumps({"ts": format_ts(t0 + k * 30), "data": data}))
         ev.append(json.dumps({"ts": format_ts(t0 + wall * 60), "data": {"type": "result", "total_cost_usd": 0.12}}))
         (d / "events.jsonl").write_text("\n".join(ev) + "\n")
@@ -70,11 +96,15 @@ def main() -> int:
     try:
         from orchestrator.ledger import store as ledger
 
-        print(f"ledger benchmark: {args.runs:,} run folders x {args.lines + 1} log lines, python {sys.version.split()[0]}")
+        print(
+            f"ledger benchmark: {args.runs:,} run folders x {args.lines + 1} log lines, python {sys.version.split()[0]}"
+        )
         print(f"  generated folders in {timed(lambda: make_runs(home, args.runs, args.lines)):.1f} s")
         stats = ledger.refresh(rebuild=True)
-        print(f"  rebuild:              {stats.seconds:6.2f} s  ({stats.indexed:,} runs indexed, "
-              f"{stats.indexed / stats.seconds:,.0f} runs/s)")
+        print(
+            f"  rebuild:              {stats.seconds:6.2f} s  ({stats.indexed:,} runs indexed, "
+            f"{stats.indexed / stats.seconds:,.0f} runs/s)"
+        )
         again = [ledger.refresh().seconds for _ in range(3)]
         print(f"  refresh, no change:   {statistics.median(again):6.2f} s  (stat of every folder, nothing re-read)")
         q = [timed(lambda: ledger.history(since=None, ticket=None, state=None, limit=200)) for _ in range(5)]
@@ -86,10 +116,18 @@ def main() -> int:
         cmd = [sys.executable, "-m", "orchestrator", "history", "--json"]
         walls = [timed(lambda: subprocess.run(cmd, capture_output=True, cwd=ROOT, check=True)) for _ in range(3)]
         print(f"  `history --json` CLI: {statistics.median(walls):6.2f} s  (process start + refresh + query + print)")
-        sql = [sys.executable, "-m", "orchestrator", "history", "--sql",
-               "SELECT count(*) FROM events WHERE data->>'type' = 'result'"]
-        print(f"  `history --sql` over raw events.jsonl: "
-              f"{timed(lambda: subprocess.run(sql, capture_output=True, cwd=ROOT, check=True)):6.2f} s")
+        sql = [
+            sys.executable,
+            "-m",
+            "orchestrator",
+            "history",
+            "--sql",
+            "SELECT count(*) FROM events WHERE data->>'type' = 'result'",
+        ]
+        print(
+            f"  `history --sql` over raw events.jsonl: "
+            f"{timed(lambda: subprocess.run(sql, capture_output=True, cwd=ROOT, check=True)):6.2f} s"
+        )
     finally:
         shutil.rmtree(home, ignore_errors=True)
     return 0

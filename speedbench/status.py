@@ -28,6 +28,7 @@ Not a test: no pass/fail targets, but anything that looks wrong (a run that is
 not running and healthy, a status error, a process left behind) is listed under
 "problems" at the end and makes the exit status 1. Cleans up on Ctrl-C and errors.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,12 +52,12 @@ from typing import Any, TypeVar
 import orjson
 import psutil
 
-from orchestrator.infra import proc
-from orchestrator.record import state_file
 from orchestrator.buckets import BucketsFile
-from orchestrator.infra.errors import UserError
-from orchestrator.runs.kill import kill_run
 from orchestrator.config import load
+from orchestrator.infra import proc
+from orchestrator.infra.errors import UserError
+from orchestrator.record import state_file
+from orchestrator.runs.kill import kill_run
 from orchestrator.runs.watch import one_pass
 from spiral.timestamps import format_ts
 
@@ -67,8 +68,10 @@ PY = sys.executable
 
 LINE_EVERY_S = 0.5
 MAX_ARG_BYTES = 128 * 1024 - 1  # Linux MAX_ARG_STRLEN: the prompt is one argv element
-STATUS_IMPORTS = ("import orchestrator.cli, orchestrator.buckets, orchestrator.notify.channels, orchestrator.tables, "
-                  "orchestrator.config, orchestrator.runs.watch")
+STATUS_IMPORTS = (
+    "import orchestrator.cli, orchestrator.buckets, orchestrator.notify.channels, orchestrator.tables, "
+    "orchestrator.config, orchestrator.runs.watch"
+)
 MB = 1024 * 1024
 KILLERS = 16  # runs killed at a time
 T = TypeVar("T")
@@ -83,6 +86,7 @@ CYCLE = 4 * len(SRC)  # tool_call(i) repeats with this period
 
 
 # ---- small helpers ------------------------------------------------------------------
+
 
 def say(text: str = "") -> None:
     print(text, flush=True)
@@ -128,12 +132,14 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def wall(argv: Sequence[str], env: dict[str, str] | None = None,
-         timeout: float = 900) -> tuple[Took, subprocess.CompletedProcess[str]]:
+def wall(
+    argv: Sequence[str], env: dict[str, str] | None = None, timeout: float = 900
+) -> tuple[Took, subprocess.CompletedProcess[str]]:
     """Wall and CPU time of one subprocess, run from the project root like a person would."""
     cpu, started = children_cpu(), time.perf_counter()
-    p = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, **(env or {})})
+    p = subprocess.run(
+        list(argv), cwd=ROOT, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
     return Took(time.perf_counter() - started, children_cpu() - cpu), p
 
 
@@ -155,9 +161,14 @@ class Bench:
 
 # ---- the state folder: repo, config, tickets ---------------------------------------------
 
+
 def git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args], cwd=cwd,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 def make_repo(path: Path) -> Path:
@@ -206,17 +217,19 @@ def write_tickets(folder: Path, repo: Path, runs: int, agent_seconds: float) -> 
     for n in range(runs):
         body = agent_script(agent_seconds, start=n * 13)
         if len(body.encode()) > MAX_ARG_BYTES:
-            raise SystemExit(f"--agent-seconds {agent_seconds:g} makes a {len(body) // 1024} KB prompt, over the "
-                             f"{MAX_ARG_BYTES // 1024} KB a single argument may have; ask for fewer seconds")
+            raise SystemExit(
+                f"--agent-seconds {agent_seconds:g} makes a {len(body) // 1024} KB prompt, over the "
+                f"{MAX_ARG_BYTES // 1024} KB a single argument may have; ask for fewer seconds"
+            )
         front = {"id": f"bench-{n:03d}", "repo": str(repo), "bucket": "big", "agent": "fake"}
         path = folder / f"bench-{n:03d}.md"
-        path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items())
-                        + "---\n" + body + "\n")
+        path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\n" + body + "\n")
         paths.append(path)
     return paths
 
 
 # ---- launch ---------------------------------------------------------------------------
+
 
 def launch_all(bench: Bench, tickets: list[Path]) -> list[float]:
     times = []
@@ -235,11 +248,14 @@ def report_launch(times: list[float], prompt_bytes: int, state_bytes: list[int])
     row("wall time per launch", spread(times))
     row("first / last launch", f"{times[0]:.3f} s / {times[-1]:.3f} s")
     row("all launches", secs(sum(times)))
-    row("prompt (agent script) per run; state.json holds it in argv",
-        f"{prompt_bytes / 1024:.0f} KB; state.json {med(state_bytes) / 1024:.0f} KB")
+    row(
+        "prompt (agent script) per run; state.json holds it in argv",
+        f"{prompt_bytes / 1024:.0f} KB; state.json {med(state_bytes) / 1024:.0f} KB",
+    )
 
 
 # ---- status ---------------------------------------------------------------------------
+
 
 @dataclass
 class StatusNumbers:
@@ -318,8 +334,16 @@ def measure_status(bench: Bench, label: str, repeats: int) -> StatusNumbers:
     inproc_first, _ = status_inproc(bench, f"{label}, first in-process pass")
     inproc = spaced(bench, status_inproc, f"{label}, in-process pass", repeats)
     idle = [status_inproc(bench, f"{label}, back-to-back in-process pass") for _ in range(repeats)]
-    return StatusNumbers(first, [c for _, c in pairs], [f for f, _ in pairs], inproc_first,
-                         [t for t, _ in inproc], [n for _, n in inproc], [t for t, _ in idle], [n for _, n in idle])
+    return StatusNumbers(
+        first,
+        [c for _, c in pairs],
+        [f for f, _ in pairs],
+        inproc_first,
+        [t for t, _ in inproc],
+        [n for _, n in inproc],
+        [t for t, _ in idle],
+        [n for _, n in idle],
+    )
 
 
 def per_run_ms(total: float, floor: float, runs: int) -> str:
@@ -363,7 +387,7 @@ def measure_floor(bench: Bench, repeats: int) -> dict[str, float]:
     probes: dict[str, tuple[list[str], dict[str, str]]] = {
         "python -c pass": ([PY, "-c", "pass"], {}),
         'python -c "import orchestrator.cli"': ([PY, "-c", "import orchestrator.cli"], {}),
-        "python -c \"import <every module `status` imports>\"": ([PY, "-c", STATUS_IMPORTS], {}),
+        'python -c "import <every module `status` imports>"': ([PY, "-c", STATUS_IMPORTS], {}),
         FLOOR: (orchestrator_cli("status", "--json"), {"ORCHESTRATOR_HOME": str(bench.empty_home)}),
     }
     out = {}
@@ -381,6 +405,7 @@ def report_floor(floor: dict[str, float]) -> None:
 
 
 # ---- long logs ------------------------------------------------------------------------
+
 
 def grow_logs(run_dirs: list[Path], lines: int) -> float:
     """Append `lines` generated envelopes (an agent burst) to every run's events.jsonl."""
@@ -418,8 +443,10 @@ def ratio(a: float, b: float) -> str:
 def report_ratio(small: StatusNumbers, big: StatusNumbers, cold: Took, lines: int) -> None:
     section(f"does a call's cost grow with log length? ({lines}-line logs vs small logs, medians)")
     row("CLI steady state, long / small logs", ratio(big.cli_median(), small.cli_median()))
-    row("CLI steady state minus its paired floor, long / small",
-        ratio(big.cli_median() - big.floor_median(), small.cli_median() - small.floor_median()))
+    row(
+        "CLI steady state minus its paired floor, long / small",
+        ratio(big.cli_median() - big.floor_median(), small.cli_median() - small.floor_median()),
+    )
     row("in-process one_pass steady state, long / small", ratio(big.inproc_median(), small.inproc_median()))
     row("first CLI call: small logs, no cache yet", str(small.first_cli))
     row(f"first CLI call after +{lines} lines, caches present (catch-up)", str(big.first_cli))
@@ -427,6 +454,7 @@ def report_ratio(small: StatusNumbers, big: StatusNumbers, cold: Took, lines: in
 
 
 # ---- memory ---------------------------------------------------------------------------
+
 
 def proc_refs(run_dirs: list[Path], key: str) -> list[proc.ProcRef]:
     refs = []
@@ -458,8 +486,7 @@ def memory_mb(refs: list[proc.ProcRef]) -> tuple[list[float], list[float]]:
 def mem_line(xs: list[float]) -> str:
     if not xs:
         return "no live process"
-    return (f"mean {statistics.fmean(xs):6.1f} MB  min {min(xs):6.1f}  max {max(xs):6.1f}  "
-            f"sum {sum(xs):7.1f} MB")
+    return f"mean {statistics.fmean(xs):6.1f} MB  min {min(xs):6.1f}  max {max(xs):6.1f}  sum {sum(xs):7.1f} MB"
 
 
 def report_memory(bench: Bench) -> None:
@@ -474,6 +501,7 @@ def report_memory(bench: Bench) -> None:
 
 
 # ---- kill and the leftover check ---------------------------------------------------------
+
 
 def kill_one(run_dir: Path, reason: str) -> tuple[float, dict[str, Any] | str]:
     """kill_run on one run: (seconds, its final state, or the error text)."""
@@ -495,7 +523,7 @@ def kill_all(bench: Bench) -> tuple[float, list[float]]:
     started = time.perf_counter()
     results = kill_runs(bench.run_dirs, "benchmark over")
     total = time.perf_counter() - started
-    for run_dir, (_, final) in zip(bench.run_dirs, results):
+    for run_dir, (_, final) in zip(bench.run_dirs, results, strict=False):
         if isinstance(final, str):
             bench.problem(f"kill: {final}")
         elif final.get("state") != "killed":
@@ -541,8 +569,10 @@ def report_kill(bench: Bench, total: float, each: list[float]) -> None:
     ok = not (sups or agents or others)
     row("leftover check", "OK: nothing left" if ok else "FAILED")
     if not ok:
-        bench.problem(f"left alive after kill: supervisors {[r.pid for r in sups]}, agents {[r.pid for r in agents]}, "
-                      f"others {[p.pid for p in others]}")
+        bench.problem(
+            f"left alive after kill: supervisors {[r.pid for r in sups]}, agents {[r.pid for r in agents]}, "
+            f"others {[p.pid for p in others]}"
+        )
 
 
 def cleanup(bench: Bench) -> None:
@@ -556,7 +586,7 @@ def cleanup(bench: Bench) -> None:
     active = [d for d in run_dirs if _state(d) in state_file.ACTIVE]
     try:
         kill_runs(active, "benchmark cleanup")
-    except Exception as exc:  # noqa: BLE001 - what is left is killed by pid below
+    except Exception as exc:
         say(f"cleanup: kill_run: {type(exc).__name__}: {exc}")
     bench.run_dirs = run_dirs
     for _ in range(3):  # a supervisor caught mid-start may still spawn its agent: look again
@@ -587,13 +617,18 @@ def _state(run_dir: Path) -> str | None:
 
 # ---- main -----------------------------------------------------------------------------
 
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=50, help="live runs to launch (default 50)")
     p.add_argument("--lines", type=int, default=100_000, help="lines appended to each log (default 100000)")
     p.add_argument("--repeats", type=int, default=7, help="timed calls per median (default 7)")
-    p.add_argument("--agent-seconds", type=float, default=None,
-                   help="how long each agent keeps printing (default: sized from --runs and --lines)")
+    p.add_argument(
+        "--agent-seconds",
+        type=float,
+        default=None,
+        help="how long each agent keeps printing (default: sized from --runs and --lines)",
+    )
     args = p.parse_args(argv)
     if args.runs < 1 or args.repeats < 1 or args.lines < 0:
         p.error("--runs and --repeats must be >= 1, --lines >= 0")
@@ -607,10 +642,14 @@ def default_agent_seconds(runs: int, lines: int) -> float:
 
 def header(args: argparse.Namespace, agent_seconds: float, home: Path) -> None:
     say(f"speedbench/status.py: `status` over {args.runs} live runs, and supervisor memory")
-    say(f"  {platform.python_implementation()} {platform.python_version()}, {platform.system()} "
-        f"{platform.release()}, {os.cpu_count()} CPUs, psutil {psutil.__version__}")
-    say(f"  agent: tests/fake_agent.py, generic format, bucket big, one tool call every {LINE_EVERY_S:g} s "
-        f"for up to {agent_seconds:.0f} s")
+    say(
+        f"  {platform.python_implementation()} {platform.python_version()}, {platform.system()} "
+        f"{platform.release()}, {os.cpu_count()} CPUs, psutil {psutil.__version__}"
+    )
+    say(
+        f"  agent: tests/fake_agent.py, generic format, bucket big, one tool call every {LINE_EVERY_S:g} s "
+        f"for up to {agent_seconds:.0f} s"
+    )
     say(f"  ORCHESTRATOR_HOME={home.relative_to(ROOT)} (removed at the end)")
 
 
@@ -628,14 +667,22 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
     time.sleep(2.0)  # every agent has printed a few lines
     small = measure_status(bench, "small logs", args.repeats)
     calls = tool_calls_seen(bench.run_dirs)
-    report_status(f"status over {args.runs} live runs, small logs ({min(calls)}-{max(calls)} tool calls each)",
-                  small, args.runs, f"builds {args.runs} detector caches")
+    report_status(
+        f"status over {args.runs} live runs, small logs ({min(calls)}-{max(calls)} tool calls each)",
+        small,
+        args.runs,
+        f"builds {args.runs} detector caches",
+    )
 
     took = grow_logs(bench.run_dirs, args.lines)
     big = measure_status(bench, "long logs", args.repeats)
     report_growth(args.lines, took, bench.run_dirs, tool_calls_seen(bench.run_dirs))
-    report_status(f"status over {args.runs} live runs, logs grown by {args.lines} lines each",
-                  big, args.runs, f"catches up {args.lines} lines per run")
+    report_status(
+        f"status over {args.runs} live runs, logs grown by {args.lines} lines each",
+        big,
+        args.runs,
+        f"catches up {args.lines} lines per run",
+    )
     drop_caches(bench.run_dirs)
     cold = status_cli(bench, "long logs, caches deleted")
     report_ratio(small, big, cold, args.lines)

@@ -2,6 +2,7 @@
 a verdict at a moment. Pure: the caller supplies every timestamp, nothing here
 reads a clock or a file, and a tick costs the same however long the run is.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -16,14 +17,20 @@ from spiral.signals import debris, mutation_stall, polling, repetition, sustaine
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
 from spiral.window import SlidingCounter
 
-
 _MEANING_CACHE = 20_000
 
 
 class Detector:
-    def __init__(self, settings: Settings, *, bucket: str, started_at: float,
-                 tracked: Iterable[str] = (), outputs: Iterable[str] = (),
-                 workdir: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        bucket: str,
+        started_at: float,
+        tracked: Iterable[str] = (),
+        outputs: Iterable[str] = (),
+        workdir: str | None = None,
+    ) -> None:
         self.settings = settings
         self.bucket = settings.bucket(bucket)
         self.started_at = started_at
@@ -67,8 +74,14 @@ class Detector:
         keys = self._meaning.get(ident)
         if keys is None:
             obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
-            keys = (repetition.script_key(obs, self.tracked), repetition.file_key(obs),
-                    sustained_bash.key(obs), obs.tool in SHELL_LIKE, obs.poll, obs.file)
+            keys = (
+                repetition.script_key(obs, self.tracked),
+                repetition.file_key(obs),
+                sustained_bash.key(obs),
+                obs.tool in SHELL_LIKE,
+                obs.poll,
+                obs.file,
+            )
             if len(self._meaning) >= _MEANING_CACHE:
                 self._meaning.clear()
             self._meaning[ident] = keys
@@ -95,9 +108,7 @@ class Detector:
         prev_status, prev_hashes = self._status, self._hashes
         grew = False
         for path, status in snap.status.items():
-            if prev_status.get(path) != status or (
-                path in snap.hashes and prev_hashes.get(path) != snap.hashes[path]
-            ):
+            if prev_status.get(path) != status or (path in snap.hashes and prev_hashes.get(path) != snap.hashes[path]):
                 self._changed(path, snap.ts)
             if path not in self.touched and not self._is_debris(path):
                 self.touched.add(path)
@@ -108,8 +119,7 @@ class Detector:
             self.touched_grew_at = max(self.touched_grew_at, snap.ts)
         self._status, self._hashes = snap.status, snap.hashes
         self._debris_in_clone = tuple(
-            p for p, st in snap.status.items()
-            if (st == "??" or st[0] == "A") and self._is_debris(p)
+            p for p, st in snap.status.items() if (st == "??" or st[0] == "A") and self._is_debris(p)
         )
 
     def _is_debris(self, path: str) -> bool:
@@ -156,19 +166,35 @@ class Detector:
         quiet_min = (now - self.progress_at) / 60.0
         if len(debris_files) >= s.debris_min and quiet_min >= s.progress_quiet_min:
             deb = debris.check(
-                debris_files, quiet_min=s.progress_quiet_min, outputs_declared=bool(self.outputs),
-                debris_min=s.debris_min, quiet_for_min=quiet_min, weight=s.weights["debris"])
+                debris_files,
+                quiet_min=s.progress_quiet_min,
+                outputs_declared=bool(self.outputs),
+                debris_min=s.debris_min,
+                quiet_for_min=quiet_min,
+                weight=s.weights["debris"],
+            )
         if elapsed_min >= s.stall_expected_factor * b.expected_min:
-            touched, grew_at = ((self.touched, self.touched_grew_at) if self.snapshots
-                                else (self._written, self._written_grew_at))
+            touched, grew_at = (
+                (self.touched, self.touched_grew_at) if self.snapshots else (self._written, self._written_grew_at)
+            )
             stall = mutation_stall.check(
-                elapsed_min=elapsed_min, expected_min=b.expected_min, factor=s.stall_expected_factor,
-                stalled_for_min=(now - grew_at) / 60.0, stall_min=s.stall_min,
-                touched=len(touched), weight=s.weights["mutation_stall"])
+                elapsed_min=elapsed_min,
+                expected_min=b.expected_min,
+                factor=s.stall_expected_factor,
+                stalled_for_min=(now - grew_at) / 60.0,
+                stall_min=s.stall_min,
+                touched=len(touched),
+                weight=s.weights["mutation_stall"],
+            )
         findings = tuple(f for f in (deb, rep, stall, sb, poll) if f is not None)
         return Verdict(
-            elapsed_min=elapsed_min, expected_min=b.expected_min, region=region,
-            findings=findings, suspicion=sum(f.weight for f in findings), threshold=s.threshold)
+            elapsed_min=elapsed_min,
+            expected_min=b.expected_min,
+            region=region,
+            findings=findings,
+            suspicion=sum(f.weight for f in findings),
+            threshold=s.threshold,
+        )
 
     def next_change_after(self, now: float) -> float:
         """The earliest later moment at which the verdict can change with no new input.
@@ -179,8 +205,12 @@ class Detector:
         s, b = self.settings, self.bucket
         start = self.started_at
         grew_at = self.touched_grew_at if self.snapshots else self._written_grew_at
-        candidates = [start + b.soft_start_min * 60, start + b.stuck_min * 60,
-                      start + s.stall_expected_factor * b.expected_min * 60, grew_at + s.stall_min * 60]
+        candidates = [
+            start + b.soft_start_min * 60,
+            start + b.stuck_min * 60,
+            start + s.stall_expected_factor * b.expected_min * 60,
+            grew_at + s.stall_min * 60,
+        ]
         if len(self.debris_files) >= s.debris_min:
             candidates.append(self.progress_at + s.progress_quiet_min * 60)
         later = [c for c in candidates if c > now]
@@ -188,9 +218,13 @@ class Detector:
 
     def _window_findings(self) -> tuple[Finding | None, Finding | None, Finding | None]:
         s = self.settings
-        rep = repetition.check(self._rep_scripts, self._rep_files, same_script=s.rep_same_script,
-                               same_file=s.rep_same_file, weight=s.weights["repetition"])
-        sb = sustained_bash.check(self._sb_targets, same_target=s.sb_same_target,
-                                  weight=s.weights["sustained_bash"])
+        rep = repetition.check(
+            self._rep_scripts,
+            self._rep_files,
+            same_script=s.rep_same_script,
+            same_file=s.rep_same_file,
+            weight=s.weights["repetition"],
+        )
+        sb = sustained_bash.check(self._sb_targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
         poll = polling.check(self._polls, polls=s.poll_count, weight=s.weights["polling"])
         return rep, sb, poll

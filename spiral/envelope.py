@@ -1,4 +1,5 @@
 """One line of events.jsonl: `{"ts": "<ISO-8601>", "data": <native>}` (pure)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """The normalised inputs the detector works on."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,5 @@
 """Per-call facts the signals count: script, file, polling kind (pure)."""
+
 from __future__ import annotations
 
 import posixpath

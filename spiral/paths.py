@@ -1,4 +1,5 @@
 """Path helpers: debris names, workdir-relative paths (pure)."""
+
 from __future__ import annotations
 
 import posixpath
@@ -30,5 +31,5 @@ def relativize(path: str, workdir: str | None, cwd: str | None = None) -> str:
     if workdir:
         root = workdir.rstrip("/") + "/"
         if path.startswith(root):
-            return posixpath.normpath(path[len(root):])
+            return posixpath.normpath(path[len(root) :])
     return path

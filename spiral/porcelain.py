@@ -1,4 +1,5 @@
 """Parse `git status --porcelain=v1 -uall` output, with or without -z (pure)."""
+
 from __future__ import annotations
 
 
@@ -47,7 +48,7 @@ def _unquote(path: str) -> str:
         ch = body[i]
         if ch == "\\" and i + 1 < len(body):
             nxt = body[i + 1]
-            octal = body[i + 1:i + 4]
+            octal = body[i + 1 : i + 4]
             if len(octal) == 3 and all(c in "01234567" for c in octal) and int(octal, 8) < 256:
                 raw.append(int(octal, 8))
                 i += 4

@@ -3,6 +3,7 @@
 `Settings.from_mapping` takes the parsed YAML and raises `SettingsError` with the
 key path of the first problem, so the caller can point at the file and line.
 """
+
 from __future__ import annotations
 
 import copy
@@ -76,12 +77,23 @@ _NUM = "number"
 _INT = "integer"
 _RE = "regex"
 
-_TOP = {"version": _INT, "tick_seconds": _NUM, "snapshot_every_seconds": _NUM,
-        "threshold": _NUM, "buckets": dict, "signals": dict}
+_TOP = {
+    "version": _INT,
+    "tick_seconds": _NUM,
+    "snapshot_every_seconds": _NUM,
+    "threshold": _NUM,
+    "buckets": dict,
+    "signals": dict,
+}
 _BUCKET = {"expected_min": _NUM, "soft_start_min": _NUM, "stuck_min": _NUM}
 _SIGNALS: dict[str, dict[str, Any]] = {
-    "debris": {"weight": _NUM, "debris_min": _INT, "progress_quiet_min": _NUM,
-               "basename_pattern": _RE, "stem_pattern": _RE},
+    "debris": {
+        "weight": _NUM,
+        "debris_min": _INT,
+        "progress_quiet_min": _NUM,
+        "basename_pattern": _RE,
+        "stem_pattern": _RE,
+    },
     "repetition": {"weight": _NUM, "window": _INT, "same_script": _INT, "same_file": _INT},
     "mutation_stall": {"weight": _NUM, "stall_min": _NUM, "expected_factor": _NUM},
     "sustained_bash": {"weight": _NUM, "window": _INT, "same_target": _INT},
@@ -157,10 +169,18 @@ def _build(data: Any) -> Settings:
         threshold=_value(top, "threshold", _NUM, ()),
         buckets=buckets,
         weights={n: vals[n]["weight"] for n in SIGNAL_NAMES},
-        debris_min=d["debris_min"], progress_quiet_min=d["progress_quiet_min"],
-        debris_basename=d["basename_pattern"], debris_stem=d["stem_pattern"],
-        rep_window=r["window"], rep_same_script=r["same_script"], rep_same_file=r["same_file"],
-        stall_min=m["stall_min"], stall_expected_factor=m["expected_factor"],
-        sb_window=s["window"], sb_same_target=s["same_target"],
-        poll_window=p["window"], poll_count=p["polls"], poll_max_sleep_s=p["max_sleep_seconds"],
+        debris_min=d["debris_min"],
+        progress_quiet_min=d["progress_quiet_min"],
+        debris_basename=d["basename_pattern"],
+        debris_stem=d["stem_pattern"],
+        rep_window=r["window"],
+        rep_same_script=r["same_script"],
+        rep_same_file=r["same_file"],
+        stall_min=m["stall_min"],
+        stall_expected_factor=m["expected_factor"],
+        sb_window=s["window"],
+        sb_same_target=s["same_target"],
+        poll_window=p["window"],
+        poll_count=p["polls"],
+        poll_max_sleep_s=p["max_sleep_seconds"],
     )

@@ -3,6 +3,7 @@
 Pure string analysis, cached per distinct command text (agents in a loop
 repeat the same commands, so the cache hit rate is high exactly when it matters).
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -12,10 +13,31 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-_INTERPRETERS = frozenset({
-    "python", "python2", "python3", "pypy", "pypy3", "node", "deno", "bun", "ruby", "perl",
-    "php", "Rscript", "tsx", "ts-node", "lua", "julia", "elixir", "osascript",
-}) | _SHELLS
+_INTERPRETERS = (
+    frozenset(
+        {
+            "python",
+            "python2",
+            "python3",
+            "pypy",
+            "pypy3",
+            "node",
+            "deno",
+            "bun",
+            "ruby",
+            "perl",
+            "php",
+            "Rscript",
+            "tsx",
+            "ts-node",
+            "lua",
+            "julia",
+            "elixir",
+            "osascript",
+        }
+    )
+    | _SHELLS
+)
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ava", "tap"})
 # `<tool> test FILE` style runners: mix test, go test, bun test, deno test, cargo test ...
 _SUBCOMMAND_TEST_RUNNERS = frozenset({"mix", "go", "bun", "deno", "cargo", "npx", "dotnet", "rails"})
@@ -130,7 +152,7 @@ def _drop_heredoc_bodies(text: str) -> str:
                 ending.pop(0)
             continue
         out.append(line)
-        ending.extend(m.group(2) for m in _HEREDOC.finditer(line) if "<<<" not in line[m.start():m.start() + 3])
+        ending.extend(m.group(2) for m in _HEREDOC.finditer(line) if "<<<" not in line[m.start() : m.start() + 3])
     return "\n".join(out)
 
 

@@ -1,8 +1,9 @@
 """Timestamp parsing: ISO-8601 text in, epoch seconds out (pure)."""
+
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 # The shape every log and envelope we write uses: 2026-05-20T09:00:00.123Z
 _UTC_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$")
@@ -44,11 +45,11 @@ def _slow(value: str) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
 def format_ts(epoch: float) -> str:
     """ISO-8601 UTC with a Z, millisecond precision."""
-    dt = datetime.fromtimestamp(epoch, tz=timezone.utc)
+    dt = datetime.fromtimestamp(epoch, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"

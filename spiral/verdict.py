@@ -1,4 +1,5 @@
 """What one evaluation concludes."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """A sliding window of the last N keys with live counts: O(1) per push."""
+
 from __future__ import annotations
 
 from collections import deque

@@ -8,6 +8,7 @@ One step a line:
   stderr TEXT                              write a line to stderr
   exit CODE
 """
+
 from __future__ import annotations
 
 import os
@@ -33,11 +34,16 @@ def main() -> int:
         elif verb == "sleep":
             time.sleep(float(rest))
         elif verb == "spawn":
-            child = subprocess.Popen([sys.executable, "-c",
-                                      "import subprocess, sys, time\n"
-                                      "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-                                      f"open({rest!r}, 'a').write(str(g.pid) + '\\n')\n"
-                                      "time.sleep(600)\n"])
+            child = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    "import subprocess, sys, time\n"
+                    "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+                    f"open({rest!r}, 'a').write(str(g.pid) + '\\n')\n"
+                    "time.sleep(600)\n",
+                ]
+            )
             with open(rest, "a") as fh:
                 fh.write(f"{os.getpid()}\n{child.pid}\n")
         elif verb == "stderr":

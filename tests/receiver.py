@@ -1,4 +1,5 @@
 """A real HTTP receiver on 127.0.0.1 for apprise's json:// notifications (test helper)."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ class Receiver:
         bodies, lock = self.bodies, self._lock
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 with lock:
                     bodies.append(json.loads(raw))

@@ -1,4 +1,5 @@
 """The detection benchmark: families, metrics, baselines, and the committed table."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import baselines, families
 from orchestrator.corpus.benchmark.metrics import Outcome, score, wilson
-from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.replay import replay_case
 from spiral.model import ToolCall
 
@@ -51,11 +52,16 @@ def test_wilson_known_values() -> None:
 
 
 def test_score_counts_and_family_intervals() -> None:
-    outs = [Outcome("a", True, 32.0, 10.0, (30.0, 35.0), True), Outcome("a", True, None, 10.0, (30.0, 35.0), None),
-            Outcome("b", True, 5.0, 10.0, (30.0, 35.0), False), Outcome("b", True, 31.0, 10.0, (30.0, 35.0), False),
-            Outcome("b", True, 40.0, 10.0, (30.0, 35.0), True),
-            Outcome("c", False, 40.0, None, None), Outcome("c", False, None, None, None),
-            Outcome("d", False, None, None, None)]
+    outs = [
+        Outcome("a", True, 32.0, 10.0, (30.0, 35.0), True),
+        Outcome("a", True, None, 10.0, (30.0, 35.0), None),
+        Outcome("b", True, 5.0, 10.0, (30.0, 35.0), False),
+        Outcome("b", True, 31.0, 10.0, (30.0, 35.0), False),
+        Outcome("b", True, 40.0, 10.0, (30.0, 35.0), True),
+        Outcome("c", False, 40.0, None, None),
+        Outcome("c", False, None, None, None),
+        Outcome("d", False, None, None, None),
+    ]
     s = score(outs)
     assert (s.tp, s.fp, s.tn, s.fn) == (2, 1, 2, 3)  # early and late pages on spirals are misses
     assert (s.early, s.late) == (1, 1) and s.delays == [22.0, 21.0]
@@ -86,8 +92,13 @@ def test_baselines() -> None:
 
 
 def test_committed_table_is_reproduced() -> None:
-    p = subprocess.run([sys.executable, "-m", "orchestrator", "eval", "--bench", "--markdown"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "eval", "--bench", "--markdown"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     committed = (ROOT / "docs" / "benchmark.md").read_text()
     marker = "## Real recorded logs"

@@ -1,4 +1,5 @@
 """replay / eval / corpus import through the real CLI, in subprocesses."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,14 @@ REPLAY_KEYS = {"id", "spiral", "notified_at_min", "signals", "region", "suspicio
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
 
 
 def copy_case(name: str, tmp_path: Path) -> Path:
@@ -75,18 +82,21 @@ def test_torn_and_garbage_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     assert "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("mutation, message", [
-    (("bucket: small", "bucket: huge"), "bucket must be one of"),
-    (("format: claude-stream-json", "format: jsonish"), "format must be one of"),
-    (("id: spiral-003-bg-polling", "id: Spiral_003"), "id must match"),
-    (("expect:", "surprise: 1:30\nexpect:"), "base-60"),
-    (("expect:", "colour: blue\nexpect:"), "unknown key 'colour'"),
-    (("  spiral: true", "  spiral: yes"), "reads as a boolean"),
-    (("expect:", "bucket: big\nexpect:"), "duplicate key 'bucket'"),
-    (("overrides: {}", "overrides: {signals: {polling: {polls: many}}}"), "overrides: signals.polling.polls"),
-    (("overrides: {}", "overrides: {signals: {polling: {pols: 3}}}"), "unknown key"),
-    (("expect:", "expect: [\n"), "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "mutation, message",
+    [
+        (("bucket: small", "bucket: huge"), "bucket must be one of"),
+        (("format: claude-stream-json", "format: jsonish"), "format must be one of"),
+        (("id: spiral-003-bg-polling", "id: Spiral_003"), "id must match"),
+        (("expect:", "surprise: 1:30\nexpect:"), "base-60"),
+        (("expect:", "colour: blue\nexpect:"), "unknown key 'colour'"),
+        (("  spiral: true", "  spiral: yes"), "reads as a boolean"),
+        (("expect:", "bucket: big\nexpect:"), "duplicate key 'bucket'"),
+        (("overrides: {}", "overrides: {signals: {polling: {polls: many}}}"), "overrides: signals.polling.polls"),
+        (("overrides: {}", "overrides: {signals: {polling: {pols: 3}}}"), "unknown key"),
+        (("expect:", "expect: [\n"), "not valid YAML"),
+    ],
+)
 def test_malformed_case_yaml_is_one_line_exit_2(tmp_path: Path, mutation: tuple[str, str], message: str) -> None:
     case = copy_case("spiral-003-bg-polling", tmp_path)
     text = (case / "case.yaml").read_text()
@@ -104,12 +114,15 @@ def test_malformed_case_yaml_is_one_line_exit_2(tmp_path: Path, mutation: tuple[
     assert line_no > 0
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("threshold: 2 ", "threshold: two ", "threshold must be a non-negative number"),
-    ("window: 30", "window: 30\n    windo: 3", "unknown key 'signals.sustained_bash.windo'"),
-    ("expected_min: 20,", "expected_min: 1:20,", "base-60"),
-    ("weight: 2\n    window: 20", "weight: off\n    window: 20", "reads as a boolean"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("threshold: 2 ", "threshold: two ", "threshold must be a non-negative number"),
+        ("window: 30", "window: 30\n    windo: 3", "unknown key 'signals.sustained_bash.windo'"),
+        ("expected_min: 20,", "expected_min: 1:20,", "base-60"),
+        ("weight: 2\n    window: 20", "weight: off\n    window: 20", "reads as a boolean"),
+    ],
+)
 def test_malformed_buckets_yaml_is_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
     text = (ROOT / "buckets.yaml").read_text()
     assert old in text, old
@@ -131,8 +144,13 @@ def test_missing_paths_are_clear_errors(tmp_path: Path) -> None:
 
 
 def test_every_command_has_help() -> None:
-    for args in (["--help"], ["replay", "--help"], ["eval", "--help"], ["corpus", "--help"],
-                 ["corpus", "import", "--help"]):
+    for args in (
+        ["--help"],
+        ["replay", "--help"],
+        ["eval", "--help"],
+        ["corpus", "--help"],
+        ["corpus", "import", "--help"],
+    ):
         p = run(*args)
         assert p.returncode == 0, args
         assert "Usage" in p.stdout
@@ -144,8 +162,20 @@ def test_import_turns_a_generic_log_into_a_replayable_case(tmp_path: Path) -> No
     lines += [{"tool": "Bash", "command": "python tmp_a.py"}] * 40
     log.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
     out = tmp_path / "case-one"
-    p = run("corpus", "import", str(log), "--format", "generic", "--bucket", "small", "--out", str(out),
-            "--spacing", "60", "--spiral")
+    p = run(
+        "corpus",
+        "import",
+        str(log),
+        "--format",
+        "generic",
+        "--bucket",
+        "small",
+        "--out",
+        str(out),
+        "--spacing",
+        "60",
+        "--spiral",
+    )
     assert p.returncode == 0, p.stderr
     assert "42 tool calls" in p.stdout and "1 skipped" in p.stdout
     r = run("replay", str(out), "--json")
@@ -158,9 +188,12 @@ def test_import_turns_a_generic_log_into_a_replayable_case(tmp_path: Path) -> No
     assert bad.returncode == 2 and "--format must be one of" in bad.stderr
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("started_at: '2026-05-20T09:00:00Z'", "started_at: 2026-02-30T09:00:00Z", "not a valid value"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("started_at: '2026-05-20T09:00:00Z'", "started_at: 2026-02-30T09:00:00Z", "not a valid value"),
+    ],
+)
 def test_impossible_dates_are_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
     case = copy_case("spiral-003-bg-polling", tmp_path)
     text = (case / "case.yaml").read_text()

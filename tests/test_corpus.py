@@ -1,4 +1,5 @@
 """The corpus as a regression suite: every case replays to its expectation."""
+
 from __future__ import annotations
 
 import filecmp
@@ -44,5 +45,6 @@ def test_builder_reproduces_committed_corpus(tmp_path: Path) -> None:
     for name in names:
         committed = ROOT / "corpus" / name
         for fname in ("case.yaml", "events.jsonl", "workspace.jsonl", "tracked.txt"):
-            assert filecmp.cmp(tmp_path / name / fname, committed / fname, shallow=False), \
+            assert filecmp.cmp(tmp_path / name / fname, committed / fname, shallow=False), (
                 f"{name}/{fname} differs from tools/build_corpus.py output; rebuild the corpus"
+            )

@@ -1,4 +1,5 @@
 """The README's main command, on a faster clock: both runs, the spiral verdict."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_demo_shows_both_runs_and_the_spiral_verdict() -> None:
-    p = subprocess.run([sys.executable, "-m", "orchestrator", "demo", "--speed", "300"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "demo", "--speed", "300"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     out = p.stdout
     summary = out.split("summary", 1)[1]

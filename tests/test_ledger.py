@@ -1,4 +1,5 @@
 """The DuckDB ledger: a real file, real run folders, concurrent readers, recalibration."""
+
 from __future__ import annotations
 
 import gzip
@@ -16,7 +17,7 @@ from orchestrator.ledger import store as ledger
 from orchestrator.ledger.calibrate import percentile
 from orchestrator.ledger.spend import DEFAULT_PRICES, SpendCounter
 from tests.conftest import REAL_TRACES
-from tests.test_orchestrator import FAKE_AGENT, ROOT, cli, launch, state, ticket, wait
+from tests.test_orchestrator import FAKE_AGENT, ROOT, launch, state, ticket, wait
 
 
 def home() -> Path:
@@ -25,16 +26,33 @@ def home() -> Path:
     return h
 
 
-def fake_run(run_id: str, *, bucket: str = "medium", state_name: str = "succeeded", wall_min: float = 30,
-             events: list[Any] | None = None, fmt: str = "claude-stream-json") -> Path:
+def fake_run(
+    run_id: str,
+    *,
+    bucket: str = "medium",
+    state_name: str = "succeeded",
+    wall_min: float = 30,
+    events: list[Any] | None = None,
+    fmt: str = "claude-stream-json",
+) -> Path:
     d = home() / "runs" / run_id
     d.mkdir(parents=True)
     start = 1_780_000_000.0
     iso = lambda t: __import__("spiral.timestamps", fromlist=["format_ts"]).format_ts(t)  # noqa: E731
-    st = {"run_id": run_id, "ticket_id": run_id.rsplit("-", 1)[0], "bucket": bucket, "agent": "claude",
-          "format": fmt, "state": state_name, "reason": "agent exited 0", "created_at": iso(start),
-          "started_at": iso(start), "ended_at": iso(start + wall_min * 60), "exit_code": 0,
-          "spiral": {"tool_calls": 3}}
+    st = {
+        "run_id": run_id,
+        "ticket_id": run_id.rsplit("-", 1)[0],
+        "bucket": bucket,
+        "agent": "claude",
+        "format": fmt,
+        "state": state_name,
+        "reason": "agent exited 0",
+        "created_at": iso(start),
+        "started_at": iso(start),
+        "ended_at": iso(start + wall_min * 60),
+        "exit_code": 0,
+        "spiral": {"tool_calls": 3},
+    }
     (d / "state.json").write_text(json.dumps(st))
     lines = [json.dumps({"ts": iso(start + i), "data": e}) for i, e in enumerate(events or [])]
     (d / "events.jsonl").write_text("".join(x + "\n" for x in lines))
@@ -42,25 +60,46 @@ def fake_run(run_id: str, *, bucket: str = "medium", state_name: str = "succeede
 
 
 def claude_usage(mid: str, model: str, i: int, o: int) -> dict[str, Any]:
-    return {"type": "assistant", "message": {"id": mid, "model": model, "role": "assistant",
-                                             "content": [{"type": "text", "text": "x"}],
-                                             "usage": {"input_tokens": i, "output_tokens": o,
-                                                       "cache_read_input_tokens": 0,
-                                                       "cache_creation_input_tokens": 0}}}
+    return {
+        "type": "assistant",
+        "message": {
+            "id": mid,
+            "model": model,
+            "role": "assistant",
+            "content": [{"type": "text", "text": "x"}],
+            "usage": {
+                "input_tokens": i,
+                "output_tokens": o,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+    }
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_history_lists_runs_with_endings_and_spend() -> None:
-    fake_run("alpha-1", events=[claude_usage("m1", "claude-sonnet-4-5-20250929", 1000, 200),
-                                claude_usage("m1", "claude-sonnet-4-5-20250929", 1000, 200),  # same message
-                                claude_usage("m2", "claude-sonnet-4-5-20250929", 3000, 100)])
+    fake_run(
+        "alpha-1",
+        events=[
+            claude_usage("m1", "claude-sonnet-4-5-20250929", 1000, 200),
+            claude_usage("m1", "claude-sonnet-4-5-20250929", 1000, 200),  # same message
+            claude_usage("m2", "claude-sonnet-4-5-20250929", 3000, 100),
+        ],
+    )
     fake_run("beta-1", state_name="failed", events=[claude_usage("m1", "claude-mystery-9", 500, 50)])
-    fake_run("gamma-1", events=[claude_usage("m1", "claude-sonnet-4-5", 10, 10),
-                                {"type": "result", "subtype": "success", "total_cost_usd": 0.4321}])
+    fake_run(
+        "gamma-1",
+        events=[
+            claude_usage("m1", "claude-sonnet-4-5", 10, 10),
+            {"type": "result", "subtype": "success", "total_cost_usd": 0.4321},
+        ],
+    )
     p = run_cli("history", "--json")
     assert p.returncode == 0, p.stderr
     rows = {r["run_id"]: r for r in json.loads(p.stdout)["runs"]}
@@ -83,8 +122,9 @@ def test_history_lists_runs_with_endings_and_spend() -> None:
 def test_sql_over_ledger_and_raw_events() -> None:
     fake_run("alpha-1", events=[claude_usage("m1", "claude-sonnet-4-5", 1, 1), {"type": "result"}])
     fake_run("beta-1", events=[{"type": "result"}])
-    p = run_cli("history", "--sql", "SELECT run_id, count(*) AS n FROM events GROUP BY run_id ORDER BY run_id",
-                "--json")
+    p = run_cli(
+        "history", "--sql", "SELECT run_id, count(*) AS n FROM events GROUP BY run_id ORDER BY run_id", "--json"
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["rows"] == [{"run_id": "alpha-1", "n": 2}, {"run_id": "beta-1", "n": 1}]
     p = run_cli("history", "--sql", "SELECT state, count(*) FROM runs GROUP BY state")
@@ -136,23 +176,38 @@ def test_schema_migrates_from_version_1() -> None:
     con.close()
     with ledger.connect() as con:
         assert ledger.schema_version(con) == ledger.SCHEMA_VERSION
-        cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
-                                          "WHERE table_name = 'runs'").fetchall()}
+        cols = {
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'"
+            ).fetchall()
+        }
     assert {"cost_usd", "input_tokens", "unpriced_models"} <= cols
 
 
 def test_history_and_status_while_the_watcher_writes(tmp_path: Path, repo: Path) -> None:
     h = home()
-    (h / "config.yaml").write_text(json.dumps({"agents": {"fake": {
-        "command": [sys.executable, str(FAKE_AGENT)], "format": "generic"}}}))
+    (h / "config.yaml").write_text(
+        json.dumps({"agents": {"fake": {"command": [sys.executable, str(FAKE_AGENT)], "format": "generic"}}})
+    )
     body = "\n".join(['say {"tool": "Bash", "command": "ls"}', "sleep 0.05"] * 60)
     runs = [launch(ticket(tmp_path, repo, body, name=f"w{i}")) for i in range(3)]
-    watcher = subprocess.Popen([sys.executable, "-m", "orchestrator", "watch", "--tick", "0.1"], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "watch", "--tick", "0.1"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
-        readers = [subprocess.Popen([sys.executable, "-m", "orchestrator", cmd, "--json"], cwd=ROOT,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                   for cmd in ["history", "status"] * 6]
+        readers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "orchestrator", cmd, "--json"],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for cmd in ["history", "status"] * 6
+        ]
         for r in readers:
             out, err = r.communicate(timeout=120)
             assert r.returncode == 0, err.decode()
@@ -161,7 +216,7 @@ def test_history_and_status_while_the_watcher_writes(tmp_path: Path, repo: Path)
         watcher.terminate()
         watcher.wait(timeout=10)
     for run_id in runs:
-        wait(lambda: state(h, run_id)["state"] == "succeeded")
+        wait(lambda run_id=run_id: state(h, run_id)["state"] == "succeeded")
     rows = json.loads(run_cli("history", "--json").stdout)["runs"]
     assert {r["run_id"] for r in rows} == set(runs)
     assert all(r["state"] == "succeeded" and r["tool_calls"] == 60 for r in rows)
@@ -178,27 +233,51 @@ def test_calibrate_recovers_known_percentiles(tmp_path: Path) -> None:
     buckets = tmp_path / "buckets.yaml"
     buckets.write_text((ROOT / "buckets.yaml").read_text())
     env = {**os.environ, "ORCHESTRATOR_BUCKETS": str(buckets)}
-    p = subprocess.run([sys.executable, "-m", "orchestrator", "calibrate", "--json"], capture_output=True,
-                       text=True, cwd=ROOT, env=env, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "calibrate", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     out = {b["bucket"]: b for b in json.loads(p.stdout)["buckets"]}
     med = out["medium"]
     assert med["runs"] == 100 and med["median_min"] == 50.5 and med["p90_min"] == 90.1 and med["longest_min"] == 100
     assert med["proposed"] == {"expected_min": 51, "soft_start_min": 91, "stuck_min": 110}
     assert out["small"]["refused"] is True and out["small"]["runs"] == 5
-    text = subprocess.run([sys.executable, "-m", "orchestrator", "calibrate"], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120).stdout
+    text = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "calibrate"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    ).stdout
     assert "small: 5 succeeded runs; need at least 20" in text
     assert "expected_min        45 -> 51" in text
-    w = subprocess.run([sys.executable, "-m", "orchestrator", "calibrate", "--write"], capture_output=True,
-                       text=True, cwd=ROOT, env=env, timeout=120)
+    w = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "calibrate", "--write"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert w.returncode == 0, w.stderr
     new = buckets.read_text()
     assert "medium: {expected_min: 51, soft_start_min: 91, stuck_min: 110}" in new
     assert "small:  {expected_min: 20, soft_start_min: 30,  stuck_min: 35}" in new  # untouched
     assert "# Spiral detector timings" in new  # comments kept
-    none = subprocess.run([sys.executable, "-m", "orchestrator", "calibrate", "--write", "--min-runs", "500"],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    none = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "calibrate", "--write", "--min-runs", "500"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert none.returncode == 2 and "nothing written" in none.stderr
 
 
@@ -265,8 +344,15 @@ def test_calibrate_write_keeps_mode_and_follows_links(tmp_path: Path) -> None:
 
 def test_many_first_history_calls_at_once_and_a_corrupt_ledger() -> None:
     fake_run("c-1")
-    procs = [subprocess.Popen([sys.executable, "-m", "orchestrator", "history", "--json"], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "orchestrator", "history", "--json"],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(8)
+    ]
     for p in procs:  # none of them finds the ledger: they race to create it
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()

@@ -1,4 +1,5 @@
 """The orchestrator end to end: real git repos, real subprocess agents, the real supervisor."""
+
 from __future__ import annotations
 
 import json
@@ -17,9 +18,30 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_AGENT = Path(__file__).resolve().parent / "fake_agent.py"
 FAST = {"snapshot_every_seconds": 0.3}
-STATUS_KEYS = {"id", "ticket", "bucket", "agent", "state", "reason", "elapsed_min", "expected_min", "region",
-               "signals", "suspicion", "evidence", "tripped_at_min", "notified", "page_error", "hints", "last_activity_s", "tokens", "cost_usd",
-               "started_at", "ended_at", "error"}
+STATUS_KEYS = {
+    "id",
+    "ticket",
+    "bucket",
+    "agent",
+    "state",
+    "reason",
+    "elapsed_min",
+    "expected_min",
+    "region",
+    "signals",
+    "suspicion",
+    "evidence",
+    "tripped_at_min",
+    "notified",
+    "page_error",
+    "hints",
+    "last_activity_s",
+    "tokens",
+    "cost_usd",
+    "started_at",
+    "ended_at",
+    "error",
+}
 
 
 @pytest.fixture
@@ -31,9 +53,15 @@ def home(tmp_path: Path) -> Path:
 
 
 def write_config(h: Path, heartbeat: float | None = None, command: list[str] | None = None) -> None:
-    cfg: dict[str, Any] = {"agents": {"fake": {
-        "command": command or [sys.executable, str(FAKE_AGENT)], "format": "generic",
-        "version_command": [sys.executable, "--version"]}}}
+    cfg: dict[str, Any] = {
+        "agents": {
+            "fake": {
+                "command": command or [sys.executable, str(FAKE_AGENT)],
+                "format": "generic",
+                "version_command": [sys.executable, "--version"],
+            }
+        }
+    }
     if heartbeat is not None:
         cfg["heartbeat_seconds"] = heartbeat
     (h / "config.yaml").write_text(json.dumps(cfg))  # JSON is YAML
@@ -48,8 +76,9 @@ def ticket(tmp_path: Path, repo: Path, body: str, name: str = "t1", **front: Any
 
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+    )
 
 
 def launch(path: Path) -> str:
@@ -78,15 +107,17 @@ def status_json() -> dict[str, Any]:
 
 
 def test_launch_detaches_captures_log_and_snapshots(tmp_path: Path, repo: Path, home: Path) -> None:
-    body = "\n".join([
-        'say {"tool": "Edit", "path": "src/app.py"}',
-        "write tmp_probe.py print(1)",
-        "write debug_out.txt data",
-        'say {"tool": "Bash", "command": "python tmp_probe.py"}',
-        "not json at all line",
-        "sleep 2.5",
-        'say {"tool": "Bash", "command": "python tmp_probe.py", "is_error": true}',
-    ]).replace("not json at all line", "say not json at all")
+    body = "\n".join(
+        [
+            'say {"tool": "Edit", "path": "src/app.py"}',
+            "write tmp_probe.py print(1)",
+            "write debug_out.txt data",
+            'say {"tool": "Bash", "command": "python tmp_probe.py"}',
+            "not json at all line",
+            "sleep 2.5",
+            'say {"tool": "Bash", "command": "python tmp_probe.py", "is_error": true}',
+        ]
+    ).replace("not json at all line", "say not json at all")
     run_id = launch(ticket(tmp_path, repo, body))
     s = state(home, run_id)
     assert s["state"] == "running", s  # the CLI has exited; the agent goes on
@@ -96,8 +127,9 @@ def test_launch_detaches_captures_log_and_snapshots(tmp_path: Path, repo: Path, 
     assert s["agent_version"].startswith("Python 3")
     run_dir = home / "runs" / run_id
     assert (run_dir / "clone" / "src" / "app.py").exists()
-    branch = subprocess.run(["git", "branch", "--show-current"], cwd=run_dir / "clone", capture_output=True,
-                            text=True).stdout.strip()
+    branch = subprocess.run(
+        ["git", "branch", "--show-current"], cwd=run_dir / "clone", capture_output=True, text=True
+    ).stdout.strip()
     assert branch == "ticket/t1"
     assert (run_dir / "tracked.txt").read_text().split() == ["run_tests.sh", "src/app.py"]
     wait(lambda: state(home, run_id)["state"] == "succeeded", what="success")
@@ -105,8 +137,11 @@ def test_launch_detaches_captures_log_and_snapshots(tmp_path: Path, repo: Path, 
     assert final["exit_code"] == 0 and final["ended_at"]
     lines = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
     assert [x["data"] for x in lines] == [
-        {"tool": "Edit", "path": "src/app.py"}, {"tool": "Bash", "command": "python tmp_probe.py"},
-        "not json at all", {"tool": "Bash", "command": "python tmp_probe.py", "is_error": True}]
+        {"tool": "Edit", "path": "src/app.py"},
+        {"tool": "Bash", "command": "python tmp_probe.py"},
+        "not json at all",
+        {"tool": "Bash", "command": "python tmp_probe.py", "is_error": True},
+    ]
     assert all(x["ts"].endswith("Z") for x in lines)
     snaps = [json.loads(x) for x in (run_dir / "workspace.jsonl").read_text().splitlines()]
     assert len(snaps) >= 3
@@ -233,8 +268,12 @@ def test_status_json_contract_and_table(tmp_path: Path, repo: Path, home: Path) 
 def test_watch_once_and_single_watcher(tmp_path: Path, repo: Path, home: Path) -> None:
     p = cli("watch", "--once")
     assert p.returncode == 0, p.stderr
-    first = subprocess.Popen([sys.executable, "-m", "orchestrator", "watch", "--tick", "0.2"], cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "watch", "--tick", "0.2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait(lambda: (home / "watch.lock").exists() and (home / "watch.lock").read_text().strip() == str(first.pid))
         second = cli("watch", "--once")
@@ -245,16 +284,20 @@ def test_watch_once_and_single_watcher(tmp_path: Path, repo: Path, home: Path) -
         first.wait(timeout=10)
 
 
-@pytest.mark.parametrize("front, body, message", [
-    ({"id": "Bad_ID"}, "do it", "id must match"),
-    ({"bucket": "huge"}, "do it", "bucket must be one of"),
-    ({"agent": "nobody"}, "do it", "unknown agent 'nobody'"),
-    ({"colour": "red"}, "do it", "unknown key 'colour'"),
-    ({}, "", "no task text"),
-    ({"speed": 10}, "do it", "speed is only for the demo agent"),
-])
-def test_malformed_ticket_is_refused(tmp_path: Path, repo: Path, home: Path, front: dict[str, Any], body: str,
-                                     message: str) -> None:
+@pytest.mark.parametrize(
+    "front, body, message",
+    [
+        ({"id": "Bad_ID"}, "do it", "id must match"),
+        ({"bucket": "huge"}, "do it", "bucket must be one of"),
+        ({"agent": "nobody"}, "do it", "unknown agent 'nobody'"),
+        ({"colour": "red"}, "do it", "unknown key 'colour'"),
+        ({}, "", "no task text"),
+        ({"speed": 10}, "do it", "speed is only for the demo agent"),
+    ],
+)
+def test_malformed_ticket_is_refused(
+    tmp_path: Path, repo: Path, home: Path, front: dict[str, Any], body: str, message: str
+) -> None:
     p = cli("launch", str(ticket(tmp_path, repo, body, **front)))
     assert p.returncode == 2
     assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr

@@ -19,6 +19,7 @@ zcat for .gz), cross-checked with grep:
   has exactly one `function_call_output`). Errors: outputs whose JSON
   `metadata.exit_code` is a non-zero integer.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -27,19 +28,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import REAL_TRACES
 
+from orchestrator.buckets import BucketsFile
 from spiral import model
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import ToolCall
 from spiral.shellcmd import analyse, unwrap
-from orchestrator.buckets import BucketsFile
+from tests.conftest import REAL_TRACES
 
 GLEAM_DIR = "claude-stream-json/gleam_real_messages_v2.1.3"
 # The folder is one short stream cut into one pretty-printed event per file.
-GLEAM_ORDER = ("system_message.json", "assistant_message.json", "user_message.json",
-               "result_success.json")
+GLEAM_ORDER = ("system_message.json", "assistant_message.json", "user_message.json", "result_success.json")
 
 POLLING = "claude-transcript/spotter_258c7280_bg-task-polling.jsonl.gz"
 POLLING_WORKDIR = "/home/USER/projects/spotter-worktrees/spotter-gqc"
@@ -48,8 +48,7 @@ POLLING_WORKDIR = "/home/USER/projects/spotter-worktrees/spotter-gqc"
 COUNTS: list[tuple[str, str, int, int]] = [
     ("claude-transcript/agentcmd_full-session-four.jsonl", "claude-transcript", 27, 1),
     ("claude-transcript/agentcmd_full-session-three_healthy.jsonl", "claude-transcript", 23, 0),
-    ("claude-transcript/agenthistory_claude_session-01_v2.1.152_redacted.jsonl",
-     "claude-transcript", 0, 0),
+    ("claude-transcript/agenthistory_claude_session-01_v2.1.152_redacted.jsonl", "claude-transcript", 0, 0),
     (POLLING, "claude-transcript", 186, 7),
     ("claude-transcript/spotter_4d5611e5_edit-churn.jsonl.gz", "claude-transcript", 150, 5),
     ("claude-transcript/spotter_4d5611e5_subagent_agent-a2898e3.jsonl", "claude-transcript", 33, 8),
@@ -111,8 +110,7 @@ def test_table_covers_every_trace() -> None:
     assert on_disk == {rel for rel, *_ in COUNTS}
 
 
-@pytest.mark.parametrize(("rel", "fmt", "n_calls", "n_errors"), COUNTS,
-                         ids=[c[0].rsplit("/", 1)[-1] for c in COUNTS])
+@pytest.mark.parametrize(("rel", "fmt", "n_calls", "n_errors"), COUNTS, ids=[c[0].rsplit("/", 1)[-1] for c in COUNTS])
 def test_trace_parses_to_hand_counted_calls(rel: str, fmt: str, n_calls: int, n_errors: int) -> None:
     calls, skipped = _feed(rel, fmt)
     # Every line type in these files is known to the adapters (checked by hand:
@@ -131,14 +129,18 @@ def test_trace_parses_to_hand_counted_calls(rel: str, fmt: str, n_calls: int, n_
 
 # ---- specific facts ----------------------------------------------------------
 
+
 def test_polling_trace_task_output_is_bash_output() -> None:
     calls, _ = _feed(POLLING, "claude-transcript")
     outputs = [c for c in calls if c.tool == model.BASH_OUTPUT]
     # three `TaskOutput` tool_use blocks (task_id bd0afab) in the transcript
     assert len(outputs) == 3
     assert not any(c.tool == "TaskOutput" for c in calls)
-    tails = [c for c in calls if c.tool == model.BASH and c.command
-             and c.command.startswith("tail ") and "/tasks/bd0afab.output" in c.command]
+    tails = [
+        c
+        for c in calls
+        if c.tool == model.BASH and c.command and c.command.startswith("tail ") and "/tasks/bd0afab.output" in c.command
+    ]
     assert len(tails) == 3
     assert all(analyse(c.command).task_output for c in tails)
     # the other canonical names: Task -> Agent, and the 79 Bash calls stay Bash
@@ -169,7 +171,8 @@ def test_codex_bin_bash_lc_commands_come_through() -> None:
     # double-quoted wrapper with a redirect and a pipeline inside
     calls, _ = _feed("codex-exec-json/rustclaudecodes_file_create.jsonl", "codex-json")
     assert unwrap(calls[0].command) == (
-        "printf '%s' 'hello from codex' > /tmp/codex_test_file.txt && cat /tmp/codex_test_file.txt")
+        "printf '%s' 'hello from codex' > /tmp/codex_test_file.txt && cat /tmp/codex_test_file.txt"
+    )
     assert analyse(calls[0].command).file == "/tmp/codex_test_file.txt"
 
 
@@ -184,8 +187,7 @@ def test_codex_failed_command_is_error() -> None:
 
 
 def test_codex_successful_commands_are_not_errors() -> None:
-    for rel in ("codex-exec-json/rustclaudecodes_list_files.jsonl",
-                "codex-exec-json/agentcmd_stream-output-2.jsonl"):
+    for rel in ("codex-exec-json/rustclaudecodes_list_files.jsonl", "codex-exec-json/agentcmd_stream-output-2.jsonl"):
         calls, _ = _feed(rel, "codex-json")
         assert calls and not any(c.is_error for c in calls)
 
@@ -209,15 +211,22 @@ def test_claude_stream_json_result_with_is_error_false() -> None:
     assert len(calls) == 1
     (call,) = calls
     assert (call.tool, call.command, call.call_id, call.is_error) == (
-        model.BASH, "ls -la", "toolu_01BeipFBP3sUY3EAwVg3qQnE", False)
+        model.BASH,
+        "ls -la",
+        "toolu_01BeipFBP3sUY3EAwVg3qQnE",
+        False,
+    )
 
 
 def test_claude_repeated_tool_use_line_is_one_call() -> None:
     """stream-json repeats a message over several lines: calls are counted by block id."""
     system, assistant, user, result = _objects(GLEAM_DIR)
     adapter = make_adapter("claude-stream-json")
-    calls = [c for i, obj in enumerate([system, assistant, assistant, user, user, result])
-             for c in adapter.feed(float(i), obj)]
+    calls = [
+        c
+        for i, obj in enumerate([system, assistant, assistant, user, user, result])
+        for c in adapter.feed(float(i), obj)
+    ]
     assert [c.call_id for c in calls] == ["toolu_01BeipFBP3sUY3EAwVg3qQnE"]
     assert adapter.skipped == 0
     # a result for a call never seen is ignored, not an error
@@ -233,16 +242,14 @@ def test_claude_paths_inside_workdir_become_relative() -> None:
     assert "test/spotter_web/live/project_review_live_test.exs" in {c.path for c in writes}
     # a path outside the workdir stays absolute
     reads = {c.path for c in calls if c.tool == model.READ}
-    assert ("/tmp/claude-1000/-home-USER-projects-spotter-worktrees-spotter-gqc/tasks/bd0afab.output"
-            in reads)
+    assert "/tmp/claude-1000/-home-USER-projects-spotter-worktrees-spotter-gqc/tasks/bd0afab.output" in reads
     # without a workdir nothing is rewritten
     raw, _ = _feed(POLLING, "claude-transcript")
     assert all(c.path.startswith(POLLING_WORKDIR + "/") for c in raw if c.tool in model.WRITING_TOOLS)
 
 
 def test_codex_file_change_path_relative_to_workdir() -> None:
-    calls, _ = _feed("codex-exec-json/rustclaudecodes_file_change.jsonl", "codex-json",
-                     "/tmp/codex_patch_test")
+    calls, _ = _feed("codex-exec-json/rustclaudecodes_file_change.jsonl", "codex-json", "/tmp/codex_patch_test")
     assert [(c.tool, c.path) for c in calls] == [(model.EDIT, "test.txt"), (model.BASH, None)]
     assert calls[1].command == "/bin/bash -lc 'cat /tmp/codex_patch_test/test.txt'"
     raw, _ = _feed("codex-exec-json/rustclaudecodes_file_change.jsonl", "codex-json")
@@ -266,4 +273,3 @@ def test_codex_rollout_argv_is_joined_into_a_command() -> None:
     assert calls[0].command == "bash -lc ls"
     assert calls[1].command == "bash -lc 'ls packages'"
     assert unwrap(calls[1].command) == "ls packages"
-

@@ -1,4 +1,5 @@
 """Races, crashes and broken inputs around runs: nothing runs unseen, nothing hides."""
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,14 @@ def test_kill_during_clone_starts_no_agent(tmp_path: Path, repo: Path) -> None:
     marker = f"marker-{os.getpid()}-clone"
     t = ticket(tmp_path, repo, f"# {marker}\nsleep 60")
     env = {**os.environ, "PATH": f"{slow}:{os.environ['PATH']}", "GIT_PYTHON_GIT_EXECUTABLE": str(slow / "git")}
-    launcher = subprocess.Popen([sys.executable, "-m", "orchestrator", "launch", str(t)], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "launch", str(t)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait(lambda: (h / "runs").exists() and any((h / "runs").iterdir()), what="the run folder")
     run_id = next((h / "runs").iterdir()).name
     k = cli("kill", run_id)
@@ -86,7 +93,9 @@ def test_a_broken_run_is_shown_not_hidden(tmp_path: Path, repo: Path) -> None:
     wait(lambda: state(h, good)["state"] == "succeeded")
     bad = h / "runs" / "zz-broken"
     bad.mkdir()
-    (bad / "state.json").write_text('{"run_id": "zz-broken", "state": "running", "bucket": "huge", "format": "generic"}')
+    (bad / "state.json").write_text(
+        '{"run_id": "zz-broken", "state": "running", "bucket": "huge", "format": "generic"}'
+    )
     p = cli("status", "--json")
     assert p.returncode == 0
     rows = {r["id"]: r for r in json.loads(p.stdout)["runs"]}
@@ -98,14 +107,25 @@ def test_a_broken_run_is_shown_not_hidden(tmp_path: Path, repo: Path) -> None:
 
 
 def test_a_run_keeps_the_settings_it_launched_with(tmp_path: Path, repo: Path) -> None:
-    h = home()
+    home()
     run_id = launch(ticket(tmp_path, repo, "sleep 20"))
     changed = tmp_path / "buckets.yaml"
-    changed.write_text((ROOT / "buckets.yaml").read_text().replace(
-        "small:  {expected_min: 20, soft_start_min: 30,  stuck_min: 35}",
-        "small:  {expected_min: 0.001, soft_start_min: 0.002,  stuck_min: 0.003}"))
-    p = subprocess.run([sys.executable, "-m", "orchestrator", "status", "--json"], capture_output=True, text=True,
-                       cwd=ROOT, env={**os.environ, "ORCHESTRATOR_BUCKETS": str(changed)}, timeout=60)
+    changed.write_text(
+        (ROOT / "buckets.yaml")
+        .read_text()
+        .replace(
+            "small:  {expected_min: 20, soft_start_min: 30,  stuck_min: 35}",
+            "small:  {expected_min: 0.001, soft_start_min: 0.002,  stuck_min: 0.003}",
+        )
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "status", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ORCHESTRATOR_BUCKETS": str(changed)},
+        timeout=60,
+    )
     row = next(r for r in json.loads(p.stdout)["runs"] if r["id"] == run_id)
     assert row["state"] == "running" and row["expected_min"] == 20 and row["region"] == "healthy"
     cli("kill", run_id)

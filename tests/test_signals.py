@@ -4,6 +4,7 @@
 Each test drives spiral.detector.Detector directly with ToolCall / Snapshot
 objects and asks for a verdict at an explicit moment.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,6 +33,7 @@ WORKDIR = "/home/dev/runs/r42/clone"
 
 # ---- helpers -------------------------------------------------------------------
 
+
 def bash(cmd: str, ts: float = T0, cwd: str | None = None) -> ToolCall:
     return ToolCall(ts=ts, tool=model.BASH, command=cmd, cwd=cwd)
 
@@ -50,11 +52,17 @@ def listings(n: int) -> list[ToolCall]:
     return [bash(f"ls -la src/pkg{i}") for i in range(n)]
 
 
-def detector(calls: Iterable[ToolCall] = (), snaps: Iterable[Snapshot] = (), *,
-             bucket: str = "medium", settings: Settings = S, tracked: Iterable[str] = (),
-             outputs: Iterable[str] = (), workdir: str | None = WORKDIR) -> Detector:
-    det = Detector(settings, bucket=bucket, started_at=T0, tracked=tracked, outputs=outputs,
-                   workdir=workdir)
+def detector(
+    calls: Iterable[ToolCall] = (),
+    snaps: Iterable[Snapshot] = (),
+    *,
+    bucket: str = "medium",
+    settings: Settings = S,
+    tracked: Iterable[str] = (),
+    outputs: Iterable[str] = (),
+    workdir: str | None = WORKDIR,
+) -> Detector:
+    det = Detector(settings, bucket=bucket, started_at=T0, tracked=tracked, outputs=outputs, workdir=workdir)
     det.add_calls(calls)
     for snap in snaps:
         det.add_snapshot(snap)
@@ -91,24 +99,27 @@ def with_overrides(overrides: dict) -> Settings:
 
 # ---- the numbers are the spec's -----------------------------------------------
 
+
 def test_buckets_yaml_holds_the_spec_defaults() -> None:
     assert S.threshold == 2
-    assert S.weights == {"debris": 1, "repetition": 1, "mutation_stall": 1,
-                         "sustained_bash": 2, "polling": 2}
+    assert S.weights == {"debris": 1, "repetition": 1, "mutation_stall": 1, "sustained_bash": 2, "polling": 2}
     assert (S.debris_min, S.progress_quiet_min) == (2, 10)
     assert (S.rep_window, S.rep_same_script, S.rep_same_file) == (20, 8, 6)
     assert (S.stall_min, S.stall_expected_factor) == (10, 1.5)
     assert (S.sb_window, S.sb_same_target) == (30, 10)
     assert (S.poll_window, S.poll_count, S.poll_max_sleep_s) == (20, 6, 60)
     assert {k: (b.expected_min, b.soft_start_min, b.stuck_min) for k, b in S.buckets.items()} == {
-        "small": (20, 30, 35), "medium": (45, 70, 85), "big": (90, 135, 150)}
+        "small": (20, 30, 35),
+        "medium": (45, 70, 85),
+        "big": (90, 135, 150),
+    }
 
 
 # ---- 1. debris ---------------------------------------------------------------------
 
+
 def test_debris_fires_at_two_files_after_ten_quiet_minutes() -> None:
-    det = detector(snaps=[snap(1, {"tmp_debug_mc.py": "??", "debug_out.txt": "??"})],
-                   tracked=["src/lib.py"])
+    det = detector(snaps=[snap(1, {"tmp_debug_mc.py": "??", "debug_out.txt": "??"})], tracked=["src/lib.py"])
     v = det.evaluate(at(10))  # nothing but debris changed since launch: quiet exactly 10 min
     assert v.signals == ("debris",)
     assert v.suspicion == 1
@@ -121,8 +132,9 @@ def test_debris_fires_at_two_files_after_ten_quiet_minutes() -> None:
 
 
 def test_debris_quiet_with_one_debris_file_or_lookalike_names() -> None:
-    det = detector(snaps=[snap(1, {"tmp_debug_mc.py": "??", "template.py": "??",
-                                   "debugger.py": "??", "test_v.py": "??"})])
+    det = detector(
+        snaps=[snap(1, {"tmp_debug_mc.py": "??", "template.py": "??", "debugger.py": "??", "test_v.py": "??"})]
+    )
     assert det.debris_files == ("tmp_debug_mc.py",)
     assert det.evaluate(at(30)).signals == ()
     det = detector(snaps=[snap(1, {"tmp_debug_mc.py": "??"})])
@@ -130,22 +142,25 @@ def test_debris_quiet_with_one_debris_file_or_lookalike_names() -> None:
 
 
 def test_debris_kept_quiet_by_a_non_debris_change_within_ten_minutes() -> None:
-    snaps = [snap(1, {"tmp_a.py": "??", "scratch_b.py": "??"}),
-             snap(5, {"tmp_a.py": "??", "scratch_b.py": "??", "src/lib.py": " M"}, {"src/lib.py": "h1"})]
+    snaps = [
+        snap(1, {"tmp_a.py": "??", "scratch_b.py": "??"}),
+        snap(5, {"tmp_a.py": "??", "scratch_b.py": "??", "src/lib.py": " M"}, {"src/lib.py": "h1"}),
+    ]
     det = detector(snaps=snaps)
     assert det.evaluate(at(14.9)).signals == ()
     v = det.evaluate(at(15))
     assert v.signals == ("debris",)
     # a new content hash under an unchanged " M" status is a change too
-    det.add_snapshot(snap(20, {"tmp_a.py": "??", "scratch_b.py": "??", "src/lib.py": " M"},
-                          {"src/lib.py": "h2"}))
+    det.add_snapshot(snap(20, {"tmp_a.py": "??", "scratch_b.py": "??", "src/lib.py": " M"}, {"src/lib.py": "h2"}))
     assert det.evaluate(at(29.9)).signals == ()
     assert det.evaluate(at(30)).signals == ("debris",)
 
 
 def test_debris_with_declared_outputs_only_counts_output_changes() -> None:
-    snaps = [snap(1, {"tmp_a.py": "??", "repro_v2.py": "??"}),
-             snap(5, {"tmp_a.py": "??", "repro_v2.py": "??", "src/other.py": " M"})]
+    snaps = [
+        snap(1, {"tmp_a.py": "??", "repro_v2.py": "??"}),
+        snap(5, {"tmp_a.py": "??", "repro_v2.py": "??", "src/other.py": " M"}),
+    ]
     det = detector(snaps=snaps, outputs=["src/out.py"])
     v = det.evaluate(at(10))  # src/other.py changed 5 min ago, but it is not a declared output
     assert v.signals == ("debris",)
@@ -159,8 +174,7 @@ def test_debris_with_declared_outputs_only_counts_output_changes() -> None:
 
 def test_debris_counts_only_untracked_or_added_files() -> None:
     # a tracked file with a debris name, merely modified, is not debris in the clone
-    det = detector(snaps=[snap(1, {"tmp_legacy.py": " M", "debug_new.py": "??"})],
-                   tracked=["tmp_legacy.py"])
+    det = detector(snaps=[snap(1, {"tmp_legacy.py": " M", "debug_new.py": "??"})], tracked=["tmp_legacy.py"])
     assert det.debris_files == ("debug_new.py",)
     assert "debris" not in det.evaluate(at(30)).signals
     # a staged new debris file ("A ") counts
@@ -223,18 +237,29 @@ def test_repetition_script_clause_only_counts_the_last_twenty_events() -> None:
 
 
 def test_repetition_script_is_the_same_modulo_arguments_and_form() -> None:
-    hits = [bash("bash tmp_x.sh"), bash("./tmp_x.sh --retry"), bash("bash ./tmp_x.sh 3"),
-            bash(f"bash {WORKDIR}/tmp_x.sh"), bash("sh -c './tmp_x.sh a b'"),
-            bash("/bin/bash -lc 'bash tmp_x.sh -v'"), bash(f"cd {WORKDIR} && ./tmp_x.sh 2>&1 | tail -3"),
-            bash("./tmp_x.sh", cwd=WORKDIR)]
+    hits = [
+        bash("bash tmp_x.sh"),
+        bash("./tmp_x.sh --retry"),
+        bash("bash ./tmp_x.sh 3"),
+        bash(f"bash {WORKDIR}/tmp_x.sh"),
+        bash("sh -c './tmp_x.sh a b'"),
+        bash("/bin/bash -lc 'bash tmp_x.sh -v'"),
+        bash(f"cd {WORKDIR} && ./tmp_x.sh 2>&1 | tail -3"),
+        bash("./tmp_x.sh", cwd=WORKDIR),
+    ]
     v = detector(interleave(hits, reads(12)), settings=SCRIPT_ONLY).evaluate(at(5))
     assert finding(v, "repetition") == "8 of 20 tool calls ran tmp_x.sh (made during the run)"
 
 
 def test_repetition_fires_at_six_events_on_one_file() -> None:
-    hits = [on_file(model.READ, "src/lib.py"), on_file(model.EDIT, "src/lib.py"),
-            bash("cat src/lib.py"), on_file(model.WRITE, "src/lib.py"),
-            bash("sed -n 1,40p src/lib.py"), on_file(model.READ, "src/lib.py")]
+    hits = [
+        on_file(model.READ, "src/lib.py"),
+        on_file(model.EDIT, "src/lib.py"),
+        bash("cat src/lib.py"),
+        on_file(model.WRITE, "src/lib.py"),
+        bash("sed -n 1,40p src/lib.py"),
+        on_file(model.READ, "src/lib.py"),
+    ]
     v = detector(interleave(hits, reads(14)), tracked=["src/lib.py"]).evaluate(at(5))
     assert v.signals == ("repetition",)
     assert finding(v, "repetition") == "6 of 20 tool calls hit src/lib.py"
@@ -244,6 +269,7 @@ def test_repetition_fires_at_six_events_on_one_file() -> None:
 
 # ---- 3. mutation_stall -----------------------------------------------------------------
 # medium: expected 45 min, so 1.5x is 67.5 min
+
 
 def test_mutation_stall_fires_at_one_and_a_half_expected_after_ten_still_minutes() -> None:
     det = detector(snaps=[snap(50, {"src/lib.py": " M"})])
@@ -257,8 +283,7 @@ def test_mutation_stall_fires_at_one_and_a_half_expected_after_ten_still_minutes
 
 
 def test_mutation_stall_quiet_until_ten_minutes_after_the_set_grew() -> None:
-    det = detector(snaps=[snap(50, {"src/lib.py": " M"}),
-                          snap(60, {"src/lib.py": " M", "src/new.py": "??"})])
+    det = detector(snaps=[snap(50, {"src/lib.py": " M"}), snap(60, {"src/lib.py": " M", "src/new.py": "??"})])
     assert det.evaluate(at(67.5)).signals == ()
     assert det.evaluate(at(69.9)).signals == ()
     v = det.evaluate(at(70))
@@ -267,9 +292,11 @@ def test_mutation_stall_quiet_until_ten_minutes_after_the_set_grew() -> None:
 
 
 def test_mutation_stall_ignores_debris_and_edits_of_already_touched_files() -> None:
-    snaps = [snap(50, {"src/lib.py": " M"}, {"src/lib.py": "h1"}),
-             # new content in a file already in the set, and a new debris file: no growth
-             snap(65, {"src/lib.py": " M", "tmp_probe.py": "??"}, {"src/lib.py": "h2"})]
+    snaps = [
+        snap(50, {"src/lib.py": " M"}, {"src/lib.py": "h1"}),
+        # new content in a file already in the set, and a new debris file: no growth
+        snap(65, {"src/lib.py": " M", "tmp_probe.py": "??"}, {"src/lib.py": "h2"}),
+    ]
     v = detector(snaps=snaps).evaluate(at(67.5))
     assert "mutation_stall" in v.signals
     assert "(1 touched in all)" in finding(v, "mutation_stall")
@@ -285,16 +312,22 @@ def test_mutation_stall_empty_set_last_grew_at_launch() -> None:
 
 def test_mutation_stall_touched_set_comes_from_snapshots_only() -> None:
     # build/gen.txt is git-ignored: the agent writes it, no snapshot ever lists it
-    det = detector([on_file(model.WRITE, "build/gen.txt", at(60))],
-                   [snap(50, {"src/lib.py": " M"}), snap(61, {"src/lib.py": " M"})])
+    det = detector(
+        [on_file(model.WRITE, "build/gen.txt", at(60))],
+        [snap(50, {"src/lib.py": " M"}), snap(61, {"src/lib.py": " M"})],
+    )
     assert det.evaluate(at(67.5)).signals == ("mutation_stall",)
 
 
 # ---- 4. sustained_bash -------------------------------------------------------------------
 
+
 def _test_runs(n: int) -> list[ToolCall]:
-    forms = ["pytest tests/test_y.py::case_{i}", "python -m pytest tests/test_y.py -k c{i} -q",
-             "/bin/bash -lc 'pytest -x tests/test_y.py::TestY::test_{i}'"]
+    forms = [
+        "pytest tests/test_y.py::case_{i}",
+        "python -m pytest tests/test_y.py -k c{i} -q",
+        "/bin/bash -lc 'pytest -x tests/test_y.py::TestY::test_{i}'",
+    ]
     return [bash(forms[i % 3].format(i=i)) for i in range(n)]
 
 
@@ -328,10 +361,14 @@ TASK_FILE = "/tmp/claude-0/x/tasks/abc.output"
 
 
 def _polls() -> list[ToolCall]:
-    return [bash("sleep 5"), bash(f"cat {TASK_FILE}"),
-            bash("until grep -q PASSED build.log; do sleep 2; done"),
-            ToolCall(ts=T0, tool=model.BASH_OUTPUT), bash(f"sleep 30 && tail -5 {TASK_FILE}"),
-            bash("sleep 60")]
+    return [
+        bash("sleep 5"),
+        bash(f"cat {TASK_FILE}"),
+        bash("until grep -q PASSED build.log; do sleep 2; done"),
+        ToolCall(ts=T0, tool=model.BASH_OUTPUT),
+        bash(f"sleep 30 && tail -5 {TASK_FILE}"),
+        bash("sleep 60"),
+    ]
 
 
 def test_polling_fires_at_six_of_twenty_shell_calls() -> None:
@@ -341,7 +378,8 @@ def test_polling_fires_at_six_of_twenty_shell_calls() -> None:
     assert v.suspicion == 2
     assert finding(v, "polling") == (
         "6 of the last 20 shell calls polled a background task "
-        "(sleep x2, task-output reads x2, until-waits x1, background-output tool calls x1)")
+        "(sleep x2, task-output reads x2, until-waits x1, background-output tool calls x1)"
+    )
 
 
 def test_polling_quiet_at_five_of_twenty() -> None:
@@ -364,8 +402,8 @@ def test_polling_window_counts_bash_like_events_only() -> None:
 
 # ---- vote and timing --------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("bucket", "soft", "stuck"), [("small", 30, 35), ("medium", 70, 85),
-                                                        ("big", 135, 150)])
+
+@pytest.mark.parametrize(("bucket", "soft", "stuck"), [("small", 30, 35), ("medium", 70, 85), ("big", 135, 150)])
 def test_region_boundaries(bucket: str, soft: float, stuck: float) -> None:
     det = detector(bucket=bucket)
     assert det.evaluate(at(0)).region == HEALTHY
@@ -379,8 +417,7 @@ def test_region_boundaries(bucket: str, soft: float, stuck: float) -> None:
 def test_should_page_only_in_the_soft_band() -> None:
     # polling alone weighs 2: tripped in every region, a page only in the soft band
     det = detector(_polls(), bucket="small")
-    for minute, region, page in [(29.9, HEALTHY, False), (30, SOFT, True), (34.9, SOFT, True),
-                                 (35, STUCK, False)]:
+    for minute, region, page in [(29.9, HEALTHY, False), (30, SOFT, True), (34.9, SOFT, True), (35, STUCK, False)]:
         v = det.evaluate(at(minute))
         assert "polling" in v.signals
         assert (v.region, v.tripped, v.should_page) == (region, True, page)
@@ -391,16 +428,14 @@ def test_no_page_below_the_threshold_in_the_soft_band() -> None:
     # small: soft band 30-35 min, 1.5x expected = 30 min. src/other.py joined the touched
     # set at 22 min (so no stall before 32), but it is not the declared output.
     calls = interleave(_runs("python tmp_debug_mc.py", 8), reads(12))
-    det = detector(calls, [snap(22, {"src/other.py": " M"})], bucket="small",
-                   outputs=["src/out.py"])
+    det = detector(calls, [snap(22, {"src/other.py": " M"})], bucket="small", outputs=["src/out.py"])
     v = det.evaluate(at(31))
     assert v.region == SOFT
     assert v.signals == ("repetition",)
     assert v.suspicion == 1
     assert not v.tripped and not v.should_page
     # two weight-1 signals reach the threshold: debris appears, the output never changed
-    det.add_snapshot(snap(31, {"src/other.py": " M", "tmp_debug_mc.py": "??",
-                               "tmp_debug_mc2.py": "??"}))
+    det.add_snapshot(snap(31, {"src/other.py": " M", "tmp_debug_mc.py": "??", "tmp_debug_mc2.py": "??"}))
     v = det.evaluate(at(31.9))
     assert v.signals == ("debris", "repetition")
     assert v.suspicion == 2 and v.tripped and v.should_page
@@ -411,15 +446,21 @@ def test_no_page_below_the_threshold_in_the_soft_band() -> None:
 
 # ---- determinism ---------------------------------------------------------------------------
 
+
 def _scenario() -> tuple[list[ToolCall], list[Snapshot]]:
     calls = []
     for i in range(12):
         calls.append(bash(f"python tmp_debug_mc.py --n {i}", at(40 + i)))
         calls.append(bash("sleep 5", at(40 + i + 0.5)))
         calls.append(on_file(model.EDIT, "tmp_debug_mc.py", at(40 + i + 0.7)))
-    snaps = [snap(30, {"src/a.py": " M"}, {"src/a.py": "1"}),
-             snap(45, {"src/a.py": " M", "tmp_debug_mc.py": "??", "debug_out.txt": "??"},
-                  {"src/a.py": "1", "tmp_debug_mc.py": "2", "debug_out.txt": "3"})]
+    snaps = [
+        snap(30, {"src/a.py": " M"}, {"src/a.py": "1"}),
+        snap(
+            45,
+            {"src/a.py": " M", "tmp_debug_mc.py": "??", "debug_out.txt": "??"},
+            {"src/a.py": "1", "tmp_debug_mc.py": "2", "debug_out.txt": "3"},
+        ),
+    ]
     return calls, snaps
 
 
@@ -438,27 +479,31 @@ def test_same_inputs_same_verdict_byte_for_byte() -> None:
 
 # ---- shellcmd.analyse ----------------------------------------------------------------------
 
-@pytest.mark.parametrize(("command", "script"), [
-    ("python x.py", "x.py"),
-    ("python3 x.py --flag 3 other.txt", "x.py"),
-    ("bash x.sh", "x.sh"),
-    ("./x.sh", "./x.sh"),
-    ("./x.sh arg1 arg2", "./x.sh"),
-    ("pytest tests/test_y.py::case", "tests/test_y.py"),
-    ("pytest -q tests/test_y.py::TestY::test_z[p-1]", "tests/test_y.py"),
-    ("python -m pytest tests/test_y.py::case -x", "tests/test_y.py"),
-    ("node x.js", "x.js"),
-    ("sh -c 'python x.py --n 1'", "x.py"),
-    ("/bin/bash -lc 'python x.py'", "x.py"),
-    ("/bin/bash -lc \"cd sub && ./run.sh 2>&1 | tail -5\"", "sub/run.sh"),
-    ("uv run python tmp_x.py", "tmp_x.py"),
-    ("timeout 30 env FOO=1 python x.py > out.txt 2>&1", "x.py"),
-    ("mix test test/a_test.exs:42", "test/a_test.exs"),
-    ("bash -lc ls", None),
-    ("cat x.py", None),
-    ("python -c 'print(1)'", None),
-    ("git status", None),
-])
+
+@pytest.mark.parametrize(
+    ("command", "script"),
+    [
+        ("python x.py", "x.py"),
+        ("python3 x.py --flag 3 other.txt", "x.py"),
+        ("bash x.sh", "x.sh"),
+        ("./x.sh", "./x.sh"),
+        ("./x.sh arg1 arg2", "./x.sh"),
+        ("pytest tests/test_y.py::case", "tests/test_y.py"),
+        ("pytest -q tests/test_y.py::TestY::test_z[p-1]", "tests/test_y.py"),
+        ("python -m pytest tests/test_y.py::case -x", "tests/test_y.py"),
+        ("node x.js", "x.js"),
+        ("sh -c 'python x.py --n 1'", "x.py"),
+        ("/bin/bash -lc 'python x.py'", "x.py"),
+        ('/bin/bash -lc "cd sub && ./run.sh 2>&1 | tail -5"', "sub/run.sh"),
+        ("uv run python tmp_x.py", "tmp_x.py"),
+        ("timeout 30 env FOO=1 python x.py > out.txt 2>&1", "x.py"),
+        ("mix test test/a_test.exs:42", "test/a_test.exs"),
+        ("bash -lc ls", None),
+        ("cat x.py", None),
+        ("python -c 'print(1)'", None),
+        ("git status", None),
+    ],
+)
 def test_analyse_script(command: str, script: str | None) -> None:
     assert analyse(command).script == script
 
@@ -500,28 +545,53 @@ def test_inline_heredoc_snippets_are_not_a_repeated_script() -> None:
 
 # ---- paths.is_debris ----------------------------------------------------------------------
 
-@pytest.mark.parametrize(("path", "debris"), [
-    ("tmp_x.py", True), ("src/tmp_probe.sh", True), ("debug_out.txt", True),
-    ("scratch_1.py", True), ("repro_v2.py", True), ("pkg/case_test3.sh", True),
-    ("try_again_v10", True), ("tmp_dir/", True),
-    ("test_v.py", False), ("template.py", False), ("debugger.py", False),
-    ("src/tmp/real.py", False), ("tmp_dir/real.py", False), ("my_tmp_x.py", False),
-    ("v2_notes.md", False), ("case_test.py", False), ("notes_v2x.md", False),
-    ("test3.py", False), ("README.md", False),
-])
+
+@pytest.mark.parametrize(
+    ("path", "debris"),
+    [
+        ("tmp_x.py", True),
+        ("src/tmp_probe.sh", True),
+        ("debug_out.txt", True),
+        ("scratch_1.py", True),
+        ("repro_v2.py", True),
+        ("pkg/case_test3.sh", True),
+        ("try_again_v10", True),
+        ("tmp_dir/", True),
+        ("test_v.py", False),
+        ("template.py", False),
+        ("debugger.py", False),
+        ("src/tmp/real.py", False),
+        ("tmp_dir/real.py", False),
+        ("my_tmp_x.py", False),
+        ("v2_notes.md", False),
+        ("case_test.py", False),
+        ("notes_v2x.md", False),
+        ("test3.py", False),
+        ("README.md", False),
+    ],
+)
 def test_is_debris(path: str, debris: bool) -> None:
     assert is_debris(path, S.debris_basename, S.debris_stem) is debris
 
 
 # ---- porcelain.parse_porcelain ----------------------------------------------------------
 
+
 def test_parse_porcelain_plain() -> None:
-    text = ("?? tmp_x.py\n M src/a.py\nA  src/new.py\nAM src/b.py\n D gone.py\n"
-            "R  old.py -> renamed.py\n?? \"with\\ttab.py\"\n?? \"caf\\303\\251.py\"\n"
-            "R  \"old name.py\" -> \"new name.py\"\n")
+    text = (
+        "?? tmp_x.py\n M src/a.py\nA  src/new.py\nAM src/b.py\n D gone.py\n"
+        'R  old.py -> renamed.py\n?? "with\\ttab.py"\n?? "caf\\303\\251.py"\n'
+        'R  "old name.py" -> "new name.py"\n'
+    )
     assert parse_porcelain(text) == {
-        "tmp_x.py": "??", "src/a.py": " M", "src/new.py": "A ", "src/b.py": "AM",
-        "gone.py": " D", "renamed.py": "R ", "with\ttab.py": "??", "café.py": "??",
+        "tmp_x.py": "??",
+        "src/a.py": " M",
+        "src/new.py": "A ",
+        "src/b.py": "AM",
+        "gone.py": " D",
+        "renamed.py": "R ",
+        "with\ttab.py": "??",
+        "café.py": "??",
         "new name.py": "R ",
     }
     assert parse_porcelain("") == {}
@@ -529,16 +599,20 @@ def test_parse_porcelain_plain() -> None:
 
 def test_parse_porcelain_z_with_rename() -> None:
     text = "R  new.py\0old.py\0?? a -> b.txt\0 M dir/x y.py\0?? café.py\0"
-    assert parse_porcelain(text) == {"new.py": "R ", "a -> b.txt": "??", "dir/x y.py": " M",
-                                     "café.py": "??"}
+    assert parse_porcelain(text) == {"new.py": "R ", "a -> b.txt": "??", "dir/x y.py": " M", "café.py": "??"}
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo.parent), "PATH": "/usr/bin:/bin",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True,
-                          text=True).stdout
+    env = {
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(repo.parent),
+        "PATH": "/usr/bin:/bin",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def test_parse_porcelain_real_git_plain_and_z_agree(tmp_path: Path) -> None:
@@ -555,8 +629,7 @@ def test_parse_porcelain_real_git_plain_and_z_agree(tmp_path: Path) -> None:
     (repo / "sub" / "tmp_probe.py").write_text("print()\n")
     (repo / "tab\there.py").write_text("x\n")
     (repo / "café.py").write_text("x\n")
-    expected = {"new name.py": "R ", "keep.py": " M", "sub/tmp_probe.py": "??",
-                "tab\there.py": "??", "café.py": "??"}
+    expected = {"new name.py": "R ", "keep.py": " M", "sub/tmp_probe.py": "??", "tab\there.py": "??", "café.py": "??"}
     assert parse_porcelain(_git(repo, "status", "--porcelain=v1", "-uall")) == expected
     assert parse_porcelain(_git(repo, "status", "--porcelain=v1", "-uall", "-z")) == expected
 

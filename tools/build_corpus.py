@@ -6,6 +6,7 @@ Each case re-enacts a run described in the seed design or a hard negative a
 naive detector trips on. The test suite rebuilds them into a temp folder and
 checks the committed corpus still matches byte for byte.
 """
+
 from __future__ import annotations
 
 import random
@@ -14,25 +15,27 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.corpus.timeline import Timeline
 from orchestrator.corpus.behaviours import productive, repo
+from orchestrator.corpus.timeline import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 
 # ---- the seed's three spirals and its healthy counter-case -------------------
 
+
 def spiral_001(out: Path) -> None:
     rng = random.Random(1)
     tl = Timeline(
-        "spiral-001-fixture-shim", "claude-stream-json", "medium",
+        "spiral-001-fixture-shim",
+        "claude-stream-json",
+        "medium",
         "Seed spiral 1: the library fix (mergediag/resolve.py) was right by minute 5; the agent then "
         "debugged a gh.cmd test-fixture shim for the rest of the run with tmp_debug_mc.py and "
         "tmp_debug_mc2.py, re-running them with new arguments and more prints. Debris plus an "
         "untracked script rerun loop must page in the soft band.",
         repo(mergediag__resolve__py=b"def resolve(): ...\n", tests__fixtures__gh_cmd=b"@echo off\n"),
         outputs=["mergediag/resolve.py"],
-        expect={"spiral": True, "notify_after_min": 70, "notify_before_min": 85,
-                "signals": ["debris", "repetition"]},
+        expect={"spiral": True, "notify_after_min": 70, "notify_before_min": 85, "signals": ["debris", "repetition"]},
     )
     tl.read(0.5, "mergediag/resolve.py")
     tl.edit(2.0, "mergediag/resolve.py")
@@ -64,16 +67,25 @@ def spiral_001(out: Path) -> None:
 def spiral_002(out: Path) -> None:
     rng = random.Random(2)
     tl = Timeline(
-        "spiral-002-tracked-test-loop", "claude-transcript", "medium",
+        "spiral-002-tracked-test-loop",
+        "claude-transcript",
+        "medium",
         "Seed spiral 2: the orchestrator change was right in the first half; the agent then reran "
         "one tracked test (test.sh on test_overlap_queuing_emits_queued_event) about 15 times, "
         "editing orchestrator.sh and tailing a log between runs, and left debug_ files behind. "
         "No throwaway script is rerun, so the page rests on sustained tracked-test repetition.",
-        repo(orchestrator_sh=b"#!/bin/bash\n", test_sh=b"#!/bin/bash\npytest \"$@\"\n",
-             tests__test_batch_parallel__py=b"def test_overlap_queuing_emits_queued_event(): ...\n"),
+        repo(
+            orchestrator_sh=b"#!/bin/bash\n",
+            test_sh=b'#!/bin/bash\npytest "$@"\n',
+            tests__test_batch_parallel__py=b"def test_overlap_queuing_emits_queued_event(): ...\n",
+        ),
         outputs=["orchestrator.sh", "tests/test_batch_parallel.py"],
-        expect={"spiral": True, "notify_after_min": 70, "notify_before_min": 85,
-                "signals": ["repetition", "sustained_bash"]},
+        expect={
+            "spiral": True,
+            "notify_after_min": 70,
+            "notify_before_min": 85,
+            "signals": ["repetition", "sustained_bash"],
+        },
     )
     tl.tracked["orchestrator.sh"] = tl.tracked.pop("orchestrator_sh")
     tl.tracked["test.sh"] = tl.tracked.pop("test_sh")
@@ -109,7 +121,9 @@ def spiral_002(out: Path) -> None:
 def spiral_003(out: Path) -> None:
     rng = random.Random(3)
     tl = Timeline(
-        "spiral-003-bg-polling", "claude-stream-json", "small",
+        "spiral-003-bg-polling",
+        "claude-stream-json",
+        "small",
         "Seed spiral 3: the code change landed in the first 30 tool calls and a background test "
         "was started; the agent then spent 30 minutes alternating `sleep 5` and `cat` of the "
         "task's /tmp/.../tasks/*.output file. Only the polling signal can see it.",
@@ -133,10 +147,14 @@ def spiral_003(out: Path) -> None:
 def healthy_001(out: Path) -> None:
     rng = random.Random(4)
     tl = Timeline(
-        "healthy-001-steady-feature", "claude-stream-json", "medium",
+        "healthy-001-steady-feature",
+        "claude-stream-json",
+        "medium",
         "Seed counter-case: a medium ticket done steadily in 55 minutes: many files read and "
         "edited, new modules and tests, varied test commands. Nothing may fire a page.",
-        repo(), outputs=["src/app/core.py"], expect={"spiral": False},
+        repo(),
+        outputs=["src/app/core.py"],
+        expect={"spiral": False},
     )
     productive(tl, 0.5, 55, rng)
     tl.write_case(out / tl.case_id, 56)
@@ -144,22 +162,25 @@ def healthy_001(out: Path) -> None:
 
 # ---- hard negatives ----------------------------------------------------------------
 
+
 def neg_edit_test(out: Path) -> None:
     rng = random.Random(5)
     tl = Timeline(
-        "neg-edit-test-cycles", "claude-stream-json", "medium",
+        "neg-edit-test-cycles",
+        "claude-stream-json",
+        "medium",
         "Hard negative: TDD into the soft band. Edit a module, run its test file, read the "
         "failure, move on; four modules in rotation, so no one file or test reaches the "
         "repetition counts, and new tests keep the touched set growing.",
-        repo(), expect={"spiral": False},
+        repo(),
+        expect={"spiral": False},
     )
     mods = ["core", "cli", "store", "config"]
     t, k = 0.5, 0
     while t < 80:
         m = mods[k % 4]
         tl.edit(t, f"src/app/{m}.py")
-        tl.bash(t + 0.5, f"pytest tests/test_{m}.py -q", error=k % 3 == 0,
-                output=f"{k % 5} failed")
+        tl.bash(t + 0.5, f"pytest tests/test_{m}.py -q", error=k % 3 == 0, output=f"{k % 5} failed")
         if k % 2 == 0:
             tl.read(t + 1.0, f"tests/test_{m}.py")
         if k % 4 == 3:
@@ -172,11 +193,14 @@ def neg_edit_test(out: Path) -> None:
 def neg_build_script(out: Path) -> None:
     rng = random.Random(6)
     tl = Timeline(
-        "neg-tracked-build-script", "codex-json", "medium",
+        "neg-tracked-build-script",
+        "codex-json",
+        "medium",
         "Hard negative: a tracked ./build.sh run after most edits, into the soft band. The edits "
         "move across many files and the build script is part of the repo, so at most the "
         "same-file count fires (one vote): no page.",
-        repo(), expect={"spiral": False},
+        repo(),
+        expect={"spiral": False},
     )
     t, k = 0.5, 0
     files = [f"src/app/mod_{i:02d}.py" for i in range(40)]
@@ -195,11 +219,15 @@ def neg_build_script(out: Path) -> None:
 def neg_debris_progress(out: Path) -> None:
     rng = random.Random(7)
     tl = Timeline(
-        "neg-debris-outputs-change", "claude-transcript", "small",
+        "neg-debris-outputs-change",
+        "claude-transcript",
+        "small",
         "Hard negative: three tmp_/debug_ files sit in the clone all run long, but the declared "
         "output keeps changing every few minutes into the soft band: exploratory debris, not a "
         "spiral.",
-        repo(), outputs=["src/app/store.py"], expect={"spiral": False},
+        repo(),
+        outputs=["src/app/store.py"],
+        expect={"spiral": False},
     )
     tl.write(1.0, "tmp_probe.py")
     tl.write(2.0, "debug_dump.txt")
@@ -219,10 +247,13 @@ def neg_debris_progress(out: Path) -> None:
 def neg_slow_productive(out: Path) -> None:
     rng = random.Random(8)
     tl = Timeline(
-        "neg-soft-band-slow-but-productive", "generic", "medium",
+        "neg-soft-band-slow-but-productive",
+        "generic",
+        "medium",
         "Hard negative: a healthy run that is simply slow: it crosses into the soft band at "
         "70 minutes and finishes at 84, touching new files every few minutes throughout.",
-        repo(), expect={"spiral": False},
+        repo(),
+        expect={"spiral": False},
     )
     productive(tl, 0.5, 84, rng, step=2.5)
     tl.write_case(out / tl.case_id, 84)
@@ -231,10 +262,13 @@ def neg_slow_productive(out: Path) -> None:
 def neg_git_status(out: Path) -> None:
     rng = random.Random(9)
     tl = Timeline(
-        "neg-frequent-git-status", "codex-json", "small",
+        "neg-frequent-git-status",
+        "codex-json",
+        "small",
         "Hard negative: `git status` and `git diff` between every edit, two thirds of all "
         "tool calls, into the soft band. Commands without a script target never count as a loop.",
-        repo(), expect={"spiral": False},
+        repo(),
+        expect={"spiral": False},
     )
     t, k = 0.5, 0
     while t < 34:
@@ -251,13 +285,16 @@ def neg_git_status(out: Path) -> None:
 def neg_override(out: Path) -> None:
     rng = random.Random(10)
     tl = Timeline(
-        "neg-repeat-by-design-override", "generic", "small",
+        "neg-repeat-by-design-override",
+        "generic",
+        "small",
         "Hard negative: a benchmarking ticket whose job is to run the tracked bench.sh over and "
         "over while tuning one file. Per-ticket overrides raise the repetition floors, so the "
         "run stays quiet even in the soft band.",
         repo(bench_sh=b"#!/bin/sh\n", src__app__hot__py=b"def hot(): ...\n"),
         overrides={"signals": {"repetition": {"same_file": 40}, "sustained_bash": {"same_target": 40}}},
-        outputs=["src/app/hot.py"], expect={"spiral": False},
+        outputs=["src/app/hot.py"],
+        expect={"spiral": False},
     )
     tl.tracked["bench.sh"] = tl.tracked.pop("bench_sh")
     t, k = 0.5, 0
@@ -274,11 +311,14 @@ def neg_override(out: Path) -> None:
 def neg_chunked_reads(out: Path) -> None:
     rng = random.Random(11)
     tl = Timeline(
-        "neg-chunked-reads-healthy-region", "claude-stream-json", "medium",
+        "neg-chunked-reads-healthy-region",
+        "claude-stream-json",
+        "medium",
         "Hard negative: reading one large file in chunks (12 Reads in a row) early in the run, "
         "then editing it and moving on. Repetition fires while it happens, but it is one vote "
         "in the healthy region: recorded, never paged.",
-        repo(src__app__big__py=b"x = 1\n" * 100), expect={"spiral": False},
+        repo(src__app__big__py=b"x = 1\n" * 100),
+        expect={"spiral": False},
     )
     for i in range(12):
         tl.read(1 + i * 0.3, "src/app/big.py")
@@ -289,16 +329,19 @@ def neg_chunked_reads(out: Path) -> None:
 
 # ---- positives in other formats ------------------------------------------------
 
+
 def spiral_codex_versions(out: Path) -> None:
     rng = random.Random(12)
     tl = Timeline(
-        "spiral-codex-versioned-repros", "codex-json", "small",
+        "spiral-codex-versioned-repros",
+        "codex-json",
+        "small",
         "Codex spiral: after a first edit the agent writes repro_v1.py, repro_v2.py, repro_v3.py "
         "and reruns the newest one with tweaked flags, never touching the real module again. "
         "Versioned names are debris; the rerun loop is repetition.",
-        repo(), outputs=["src/app/core.py"],
-        expect={"spiral": True, "notify_after_min": 30, "notify_before_min": 35,
-                "signals": ["debris", "repetition"]},
+        repo(),
+        outputs=["src/app/core.py"],
+        expect={"spiral": True, "notify_after_min": 30, "notify_before_min": 35, "signals": ["debris", "repetition"]},
     )
     productive(tl, 0.5, 6, rng, step=0.8, new_files=False)
     tl.edit(6.5, "src/app/core.py")
@@ -319,11 +362,14 @@ def spiral_codex_versions(out: Path) -> None:
 def spiral_transcript_until(out: Path) -> None:
     rng = random.Random(13)
     tl = Timeline(
-        "spiral-transcript-until-wait", "claude-transcript", "medium",
+        "spiral-transcript-until-wait",
+        "claude-transcript",
+        "medium",
         "Claude transcript spiral: a backgrounded build, then `until grep -q DONE ...; do sleep "
         "10; done` waits and BashOutput reads of the same task for half an hour, interleaved "
         "with re-reading one file.",
-        repo(), outputs=["src/app/cli.py"],
+        repo(),
+        outputs=["src/app/cli.py"],
         expect={"spiral": True, "notify_after_min": 70, "notify_before_min": 85, "signals": ["polling"]},
     )
     t = productive(tl, 0.5, 52, rng)
@@ -345,12 +391,19 @@ def spiral_transcript_until(out: Path) -> None:
 def spiral_generic_pingpong(out: Path) -> None:
     rng = random.Random(14)
     tl = Timeline(
-        "spiral-generic-edit-pingpong", "generic", "medium",
+        "spiral-generic-edit-pingpong",
+        "generic",
+        "medium",
         "Generic-format spiral: from minute 45 the agent edits src/app/config.py, reverts it, "
         "checks it, and edits it again, for 40 minutes; nothing new is touched. Same-file "
         "repetition and the stalled mutation set page together.",
-        repo(), expect={"spiral": True, "notify_after_min": 70, "notify_before_min": 85,
-                        "signals": ["repetition", "mutation_stall"]},
+        repo(),
+        expect={
+            "spiral": True,
+            "notify_after_min": 70,
+            "notify_before_min": 85,
+            "signals": ["repetition", "mutation_stall"],
+        },
     )
     t = productive(tl, 0.5, 45, rng)
     k = 0
@@ -371,11 +424,14 @@ def spiral_generic_pingpong(out: Path) -> None:
 def neg_stuck_only(out: Path) -> None:
     rng = random.Random(15)
     tl = Timeline(
-        "neg-loop-after-stuck-time", "claude-stream-json", "small",
+        "neg-loop-after-stuck-time",
+        "claude-stream-json",
+        "small",
         "Boundary: a rerun loop that starts only after the small bucket's stuck time (35 min). "
         "From then on liveness owns the run (stopped, recorded as stalled); the spiral path must "
         "not page.",
-        repo(), expect={"spiral": False},
+        repo(),
+        expect={"spiral": False},
     )
     productive(tl, 0.5, 35, rng, step=1.0)
     t = 35.5
@@ -387,10 +443,21 @@ def neg_stuck_only(out: Path) -> None:
 
 
 CASES: list[Callable[[Path], None]] = [
-    spiral_001, spiral_002, spiral_003, healthy_001,
-    neg_edit_test, neg_build_script, neg_debris_progress, neg_slow_productive, neg_git_status,
-    neg_override, neg_chunked_reads, neg_stuck_only,
-    spiral_codex_versions, spiral_transcript_until, spiral_generic_pingpong,
+    spiral_001,
+    spiral_002,
+    spiral_003,
+    healthy_001,
+    neg_edit_test,
+    neg_build_script,
+    neg_debris_progress,
+    neg_slow_productive,
+    neg_git_status,
+    neg_override,
+    neg_chunked_reads,
+    neg_stuck_only,
+    spiral_codex_versions,
+    spiral_transcript_until,
+    spiral_generic_pingpong,
 ]
 
 

@@ -39,12 +39,12 @@ def _record_ts(obj: Any) -> float | None:
 def _record_cwd(obj: Any) -> str | None:
     if not isinstance(obj, dict):
         return None
-    if isinstance(obj.get("cwd"), str):
-        return obj["cwd"]
+    cwd = obj.get("cwd")
+    if isinstance(cwd, str):
+        return cwd
     payload = obj.get("payload")
-    if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
-        return payload["cwd"]
-    return None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None
 
 
 def read_records(file: Path) -> tuple[list[Any], int, int]:

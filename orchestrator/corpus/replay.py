@@ -75,11 +75,12 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
         adapter.feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
     notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
     shown = notified or strongest or last
+    latest = notified or last
     result = ReplayResult(
         case=case,
         notified_at_min=round(notified.elapsed_min, 2) if notified else None,
         signals=[s for s in SIGNAL_NAMES if s in fired],
-        region=(notified or last).region if (notified or last) else "healthy",
+        region=latest.region if latest is not None else "healthy",
         suspicion=shown.suspicion if shown else 0,
         evidence=list(shown.evidence) if shown else [],
         skipped_lines=counter.skipped + adapter.skipped,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,8 @@ class _Renderer:
 
     def tool(self, op: _Op) -> list[bytes]:
         self.n += 1
-        return getattr(self, "_" + self.tl.fmt.replace("-", "_"))(op)
+        render: Callable[[_Op], list[bytes]] = getattr(self, "_" + self.tl.fmt.replace("-", "_"))
+        return render(op)
 
     def _abs(self, path: str | None) -> str:
         return f"{self.tl.workdir}/{path}" if path else ""

@@ -5,6 +5,7 @@ It prints the case's native log lines at their recorded offsets (divided by
 the speed) and makes the clone's files appear, change and vanish as the
 case's workspace snapshots say. No model, no network, no API key.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,9 +26,9 @@ def _timeline(case_dir: Path) -> tuple[list[tuple[float, str, object]], str, flo
     case = load_case(case_dir)
     counter = LineCounter()
     items: list[tuple[float, str, object]] = [
-        (ts - case.started_at, "log", data) for ts, data in read_events(case_dir / "events.jsonl", counter)]
-    items += [(snap.ts - case.started_at, "fs", snap)
-              for snap in read_snapshots(case_dir / "workspace.jsonl", counter)]
+        (ts - case.started_at, "log", data) for ts, data in read_events(case_dir / "events.jsonl", counter)
+    ]
+    items += [(snap.ts - case.started_at, "fs", snap) for snap in read_snapshots(case_dir / "workspace.jsonl", counter)]
     items.sort(key=lambda x: (x[0], x[1] == "log"))  # a snapshot before the calls of its moment
     return items, case.workdir or "", case.ended_at - case.started_at
 

@@ -1,21 +1,22 @@
 """`demo`: the embedded default. A sample repo, two demo-agent runs (one healthy,
 one spiraling) on a fast clock, live status, and a summary of what paged and why.
 """
+
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.runs import monitor
-from orchestrator.infra import proc
-from orchestrator.corpus.case import read_tracked
 from orchestrator.buckets import PROJECT_ROOT, BucketsFile
-from orchestrator.infra.paths import home
-from orchestrator.runs.launch import launch
-from orchestrator.notify.channels import Notifier
 from orchestrator.config import UserConfig
+from orchestrator.corpus.case import read_tracked
+from orchestrator.infra import proc
+from orchestrator.infra.paths import home
+from orchestrator.notify.channels import Notifier
+from orchestrator.runs import monitor
+from orchestrator.runs.launch import launch
 
 HEALTHY_CASE = "healthy-001-steady-feature"
 SPIRAL_CASE = "spiral-001-fixture-shim"
@@ -46,30 +47,44 @@ def make_sample_repo(dest: Path, cases: list[Path]) -> None:
             if not target.exists():
                 target.write_text(f"# {rel}\n")
     proc.run(["git", "add", "-A"], cwd=dest)
-    proc.run(["git", "-c", "user.name=demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m",
-              "sample project"], cwd=dest)
+    proc.run(
+        ["git", "-c", "user.name=demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "sample project"],
+        cwd=dest,
+    )
 
 
 def write_tickets(folder: Path, repo: Path, corpus: Path, speed: float) -> list[Path]:
     specs = [
-        ("demo-healthy-feature", HEALTHY_CASE, "src/app/core.py",
-         "Add the steady feature (re-enacted from a recorded healthy run)."),
-        ("demo-fixture-shim", SPIRAL_CASE, "mergediag/resolve.py",
-         "Fix argument quoting in mergediag (re-enacted from a recorded spiral)."),
+        (
+            "demo-healthy-feature",
+            HEALTHY_CASE,
+            "src/app/core.py",
+            "Add the steady feature (re-enacted from a recorded healthy run).",
+        ),
+        (
+            "demo-fixture-shim",
+            SPIRAL_CASE,
+            "mergediag/resolve.py",
+            "Fix argument quoting in mergediag (re-enacted from a recorded spiral).",
+        ),
     ]
     paths = []
     for tid, case, outputs, body in specs:
         path = folder / f"{tid}.md"
-        path.write_text(_TICKET.format(id=tid, repo=repo, outputs=outputs, case=corpus / case,
-                                       speed=speed, body=body))
+        path.write_text(_TICKET.format(id=tid, repo=repo, outputs=outputs, case=corpus / case, speed=speed, body=body))
         paths.append(path)
     return paths
 
 
-def run_demo(buckets: BucketsFile, cfg: UserConfig, show: Callable[[list[monitor.RunView], float], None],
-             speed: float = SPEED, notifier: Notifier | None = None) -> list[monitor.RunView]:
+def run_demo(
+    buckets: BucketsFile,
+    cfg: UserConfig,
+    show: Callable[[list[monitor.RunView], float], None],
+    speed: float = SPEED,
+    notifier: Notifier | None = None,
+) -> list[monitor.RunView]:
     corpus = PROJECT_ROOT / "corpus"
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     folder = home() / "demo" / stamp
     folder.mkdir(parents=True, exist_ok=True)
     repo = folder / "sample-repo"

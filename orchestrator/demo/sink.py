@@ -2,6 +2,7 @@
 
 The demo starts one so its page is delivered somewhere real, with no network.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ class Sink:
         sink = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the name http.server dispatches to
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:

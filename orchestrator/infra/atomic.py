@@ -1,4 +1,5 @@
 """Crash-safe file writes: temp file in the same folder, fsync, rename."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Errors a user caused: shown as one line, exit code 2."""
+
 from __future__ import annotations
 
 

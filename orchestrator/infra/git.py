@@ -1,4 +1,5 @@
 """Git: the fresh clone at launch (GitPython), snapshots of it (plain git, cheap)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,8 +14,10 @@ def clone(repo: str, dest: Path, *, base: str | None, branch: str) -> None:
     import git  # GitPython: heavy to import, and only needed at launch
 
     try:
-        kwargs = {"branch": base} if base else {}
-        cloned = git.Repo.clone_from(repo, dest, env=proc.clean_env(), **kwargs)
+        if base:
+            cloned = git.Repo.clone_from(repo, dest, env=proc.clean_env(), branch=base)
+        else:
+            cloned = git.Repo.clone_from(repo, dest, env=proc.clean_env())
         cloned.git.checkout("-b", branch)
         cloned.close()
     except git.GitCommandError as exc:
@@ -35,9 +38,14 @@ def snapshot(clone_dir: Path) -> tuple[str, dict[str, str]]:
     paths = [p for p, st in parse_porcelain(text).items() if "D" not in st and (clone_dir / p).is_file()]
     hashes: dict[str, str] = {}
     if paths:
-        rc, out, _ = proc.run(["git", "hash-object", "--stdin-paths"], cwd=clone_dir,
-                              input_bytes="\n".join(paths).encode() + b"\n", check=False, timeout=60)
+        rc, out, _ = proc.run(
+            ["git", "hash-object", "--stdin-paths"],
+            cwd=clone_dir,
+            input_bytes="\n".join(paths).encode() + b"\n",
+            check=False,
+            timeout=60,
+        )
         ids = out.decode().split()
         if rc == 0 and len(ids) == len(paths):
-            hashes = dict(zip(paths, ids))
+            hashes = dict(zip(paths, ids, strict=False))
     return text, hashes

@@ -1,4 +1,5 @@
 """Where state lives: `$ORCHESTRATOR_HOME`, default ~/.local/state/orchestrator."""
+
 from __future__ import annotations
 
 import os

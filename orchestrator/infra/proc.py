@@ -1,4 +1,5 @@
 """Processes: the one subprocess wrapper, liveness by pid + create time, tree kill."""
+
 from __future__ import annotations
 
 import os
@@ -27,17 +28,23 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run(argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, check: bool = True,
-        input_bytes: bytes | None = None, timeout: float = 120) -> tuple[int, bytes, bytes]:
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    check: bool = True,
+    input_bytes: bytes | None = None,
+    timeout: float = 120,
+) -> tuple[int, bytes, bytes]:
     """Run a command to completion; (rc, stdout, stderr). Raises CommandError when check fails."""
     try:
-        p = subprocess.run(list(argv), cwd=cwd, input=input_bytes, capture_output=True,
-                           env=clean_env(), timeout=timeout)
+        p = subprocess.run(
+            list(argv), cwd=cwd, input=input_bytes, capture_output=True, env=clean_env(), timeout=timeout
+        )
     except FileNotFoundError:
         raise CommandError(argv, 127, "", f"{argv[0]}: command not found") from None
     if check and p.returncode != 0:
-        raise CommandError(argv, p.returncode, p.stdout.decode(errors="replace"),
-                           p.stderr.decode(errors="replace"))
+        raise CommandError(argv, p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace"))
     return p.returncode, p.stdout, p.stderr
 
 

@@ -4,6 +4,7 @@ PyYAML speaks YAML 1.1, where `1:30` is the number 90, `off` is False and a
 duplicate key silently wins. Configuration must not mean something other
 than what it looks like, so those are refused here with file and line.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -66,8 +67,7 @@ def line_of(lines: Lines, path: tuple[Any, ...]) -> int:
     return 0
 
 
-def _convert(node: yaml.Node, path: tuple[Any, ...], lines: Lines, source: str,
-             constructor: yaml.SafeLoader) -> Any:
+def _convert(node: yaml.Node, path: tuple[Any, ...], lines: Lines, source: str, constructor: yaml.SafeLoader) -> Any:
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
@@ -88,11 +88,14 @@ def _convert(node: yaml.Node, path: tuple[Any, ...], lines: Lines, source: str,
     line = node.start_mark.line + 1
     if not node.style:  # only plain scalars are implicitly typed (libyaml says "", PyYAML None)
         if node.tag == _BOOL_TAG and node.value.lower() not in _PLAIN_BOOLS:
-            raise YamlError(f"{source}:{line}: {node.value!r} reads as a boolean in YAML 1.1; "
-                            f"write true/false, or quote it")
+            raise YamlError(
+                f"{source}:{line}: {node.value!r} reads as a boolean in YAML 1.1; write true/false, or quote it"
+            )
         if node.tag in (_INT_TAG, _FLOAT_TAG) and ":" in node.value:
-            raise YamlError(f"{source}:{line}: {node.value!r} reads as a base-60 number in YAML 1.1; "
-                            f"quote it or write the plain number")
+            raise YamlError(
+                f"{source}:{line}: {node.value!r} reads as a base-60 number in YAML 1.1; "
+                f"quote it or write the plain number"
+            )
         if node.tag == _INT_TAG and node.value.lstrip("+-").startswith(("0o", "0x", "0b")):
             raise YamlError(f"{source}:{line}: {node.value!r} is not a plain decimal number")
     try:

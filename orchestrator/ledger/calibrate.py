@@ -6,6 +6,7 @@ expected = the median wall-clock; the soft band starts at the larger of
 soft-band start and the longest successful run, so that no run that
 succeeded would have been stopped. Minutes are rounded up.
 """
+
 from __future__ import annotations
 
 import math

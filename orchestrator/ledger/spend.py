@@ -7,6 +7,7 @@ reports usage per turn (`turn.completed`). Dollars come from a price table
 (per million tokens, overridable); a model missing from it is reported as
 unpriced, never as $0.
 """
+
 from __future__ import annotations
 
 import re
@@ -118,9 +119,14 @@ class SpendCounter:
             if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
                 return
             u = msg["usage"]
-            model = msg.get("model") if isinstance(msg.get("model"), str) else self.model
-            now = (model, _int(u, "input_tokens"), _int(u, "output_tokens"),
-                   _int(u, "cache_read_input_tokens"), _int(u, "cache_creation_input_tokens"))
+            model = msg["model"] if isinstance(msg.get("model"), str) else self.model
+            now = (
+                model,
+                _int(u, "input_tokens"),
+                _int(u, "output_tokens"),
+                _int(u, "cache_read_input_tokens"),
+                _int(u, "cache_creation_input_tokens"),
+            )
             mid = msg.get("id")
             if isinstance(mid, str):
                 # each content block of a message repeats its usage, and the output count
@@ -157,5 +163,6 @@ class SpendCounter:
                 last = p["info"].get("last_token_usage")
                 if isinstance(last, dict):
                     cached = _int(last, "cached_input_tokens")
-                    self.spend._add(self.model, _int(last, "input_tokens") - cached,
-                                    _int(last, "output_tokens"), cached, 0)
+                    self.spend._add(
+                        self.model, _int(last, "input_tokens") - cached, _int(last, "output_tokens"), cached, 0
+                    )

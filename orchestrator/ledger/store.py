@@ -5,6 +5,7 @@ from them. DuckDB lets one process at a time hold the file read-write and
 then refuses every other process, even read-only, so connections here are
 short-lived and opening retries for a few seconds before giving up.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -15,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,8 @@ from orchestrator.corpus.case import LineCounter, read_events
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import home, runs_dir
 from orchestrator.ledger.spend import DEFAULT_PRICES, SpendCounter
-from spiral.timestamps import parse_ts
 from spiral.adapters import make_adapter
+from spiral.timestamps import parse_ts
 
 SCHEMA_VERSION = 2
 OPEN_RETRY_S = 10.0
@@ -56,10 +57,33 @@ MIGRATIONS: list[str] = [
     """,
 ]
 
-RUN_COLUMNS = ["run_id", "ticket_id", "bucket", "agent", "format", "state", "reason", "created_at", "started_at",
-               "ended_at", "wall_min", "time_scale", "exit_code", "tool_calls", "tripped_at_min", "notified",
-               "state_mtime", "events_size", "indexed_at", "input_tokens", "output_tokens",
-               "cache_read_tokens", "cache_write_tokens", "cost_usd", "unpriced_models"]
+RUN_COLUMNS = [
+    "run_id",
+    "ticket_id",
+    "bucket",
+    "agent",
+    "format",
+    "state",
+    "reason",
+    "created_at",
+    "started_at",
+    "ended_at",
+    "wall_min",
+    "time_scale",
+    "exit_code",
+    "tool_calls",
+    "tripped_at_min",
+    "notified",
+    "state_mtime",
+    "events_size",
+    "indexed_at",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "unpriced_models",
+]
 
 
 def ledger_path() -> Path:
@@ -119,8 +143,10 @@ def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
             if "not a valid DuckDB database" in text:
                 aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
                 path.rename(aside)
-                sys.stderr.write(f"warning: {path} was not a DuckDB database; moved to {aside.name}, "
-                                 f"rebuilding the ledger from the run folders\n")
+                sys.stderr.write(
+                    f"warning: {path} was not a DuckDB database; moved to {aside.name}, "
+                    f"rebuilding the ledger from the run folders\n"
+                )
                 read_only = False
                 continue
             if "lock" not in text.lower() or time.monotonic() > deadline:
@@ -161,7 +187,7 @@ class RunRecord:
 
 def _when(value: Any) -> datetime | None:
     ts = parse_ts(value)
-    return datetime.fromtimestamp(ts, tz=timezone.utc).replace(tzinfo=None) if ts is not None else None
+    return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None) if ts is not None else None
 
 
 @dataclass
@@ -200,11 +226,14 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
         return None
     events = run_dir / "events.jsonl"
     size = events.stat().st_size if events.exists() else 0
-    scan = scan_log(events, str(state.get("format") or "generic"),
-                    state.get("model") if isinstance(state.get("model"), str) else None)
+    scan = scan_log(
+        events,
+        str(state.get("format") or "generic"),
+        state.get("model") if isinstance(state.get("model"), str) else None,
+    )
     spend = scan.spend
     cost, unpriced = spend.spend.cost(prices)
-    spiral = state.get("spiral") if isinstance(state.get("spiral"), dict) else {}
+    spiral: dict[str, Any] = state["spiral"] if isinstance(state.get("spiral"), dict) else {}
     started, ended = parse_ts(state.get("started_at")), parse_ts(state.get("ended_at"))
     scale = state.get("time_scale") or 1.0
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
@@ -212,18 +241,31 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
     scale = float(scale)
     wall = (ended - started) * scale / 60 if started is not None and ended is not None else None
     row = {
-        "run_id": run_dir.name, "ticket_id": state.get("ticket_id"), "bucket": state.get("bucket"),
-        "agent": state.get("agent"), "format": state.get("format"), "state": state.get("state"),
-        "reason": state.get("reason"), "created_at": _when(state.get("created_at")),
-        "started_at": _when(state.get("started_at")), "ended_at": _when(state.get("ended_at")),
-        "wall_min": round(wall, 3) if wall is not None else None, "time_scale": scale,
+        "run_id": run_dir.name,
+        "ticket_id": state.get("ticket_id"),
+        "bucket": state.get("bucket"),
+        "agent": state.get("agent"),
+        "format": state.get("format"),
+        "state": state.get("state"),
+        "reason": state.get("reason"),
+        "created_at": _when(state.get("created_at")),
+        "started_at": _when(state.get("started_at")),
+        "ended_at": _when(state.get("ended_at")),
+        "wall_min": round(wall, 3) if wall is not None else None,
+        "time_scale": scale,
         "exit_code": state.get("exit_code") if isinstance(state.get("exit_code"), int) else None,
-        "tool_calls": scan.tool_calls, "tripped_at_min": spiral.get("tripped_at_min"),
-        "notified": bool(spiral.get("notified")), "state_mtime": mtime, "events_size": size,
-        "indexed_at": datetime.now(timezone.utc).replace(tzinfo=None),
-        "input_tokens": spend.spend.input_tokens, "output_tokens": spend.spend.output_tokens,
-        "cache_read_tokens": spend.spend.cache_read_tokens, "cache_write_tokens": spend.spend.cache_write_tokens,
-        "cost_usd": cost, "unpriced_models": ",".join(unpriced) or None,
+        "tool_calls": scan.tool_calls,
+        "tripped_at_min": spiral.get("tripped_at_min"),
+        "notified": bool(spiral.get("notified")),
+        "state_mtime": mtime,
+        "events_size": size,
+        "indexed_at": datetime.now(UTC).replace(tzinfo=None),
+        "input_tokens": spend.spend.input_tokens,
+        "output_tokens": spend.spend.output_tokens,
+        "cache_read_tokens": spend.spend.cache_read_tokens,
+        "cache_write_tokens": spend.spend.cache_write_tokens,
+        "cost_usd": cost,
+        "unpriced_models": ",".join(unpriced) or None,
     }
     seen = set(spiral.get("signals_seen") or []) | set(state.get("hints") or [])
     paged = set(spiral.get("page_signals") or [])
@@ -231,11 +273,24 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
     notices = []
     for event, rec in (state.get("notices") or {}).items():
         if isinstance(rec, dict):
-            notices.append((event, bool(rec.get("delivered")), int(rec.get("attempts") or 0),
-                            _when(rec.get("delivered_at")), rec.get("last_error")))
+            notices.append(
+                (
+                    event,
+                    bool(rec.get("delivered")),
+                    int(rec.get("attempts") or 0),
+                    _when(rec.get("delivered_at")),
+                    rec.get("last_error"),
+                )
+            )
     ending = None
     if state.get("ended_at"):
-        ending = (str(state.get("state")), state.get("reason"), _when(state.get("ended_at")), row["exit_code"])
+        reason = state.get("reason")
+        ending = (
+            str(state.get("state")),
+            reason if isinstance(reason, str) else None,
+            _when(state.get("ended_at")),
+            row["exit_code"] if isinstance(row["exit_code"], int) else None,
+        )
     return RunRecord(row, signals, notices, ending)
 
 
@@ -251,8 +306,12 @@ class RefreshStats:
     seconds: float = 0.0
 
 
-def refresh(prices: dict[str, tuple[float, float, float, float]] | None = None, *, rebuild: bool = False,
-            progress: Callable[[int, int], None] | None = None) -> RefreshStats:
+def refresh(
+    prices: dict[str, tuple[float, float, float, float]] | None = None,
+    *,
+    rebuild: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RefreshStats:
     """Bring the ledger up to date with the run folders (only changed runs are re-read)."""
     t0 = time.perf_counter()
     prices = prices or DEFAULT_PRICES
@@ -262,7 +321,9 @@ def refresh(prices: dict[str, tuple[float, float, float, float]] | None = None, 
     stats.scanned = len(folders)
     fingerprint = hashlib.sha1(json.dumps(sorted(prices.items())).encode()).hexdigest()[:16]
     with connect() as con:
-        known = {r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, state_mtime, events_size FROM runs").fetchall()}
+        known = {
+            r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, state_mtime, events_size FROM runs").fetchall()
+        }
         row = con.execute("SELECT value FROM meta WHERE key = 'prices'").fetchone()
     if rebuild or (row[0] if row else None) != fingerprint:
         # new prices (or a forced rebuild): every run is read again, and the old rows are
@@ -326,7 +387,8 @@ def _append(con: Any, table: str, rows: list[tuple[Any, ...]], columns: list[str
 
 
 def history(*, since: datetime | None, ticket: str | None, state: str | None, limit: int) -> list[dict[str, Any]]:
-    where, args = [], []
+    where: list[str] = []
+    args: list[Any] = []
     if since is not None:
         where.append("r.created_at >= ?")
         args.append(since)
@@ -346,7 +408,7 @@ def history(*, since: datetime | None, ticket: str | None, state: str | None, li
     with connect(read_only=True) as con:
         cur = con.execute(sql, args)
         cols = [d[0] for d in cur.description]
-        return [_jsonable(dict(zip(cols, row))) for row in cur.fetchall()]
+        return [_jsonable(dict(zip(cols, row, strict=False))) for row in cur.fetchall()]
 
 
 def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:

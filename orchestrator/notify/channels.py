@@ -6,21 +6,21 @@ no tags gets every enabled event; a tagged one gets the events named in its
 tags (`spiral`, `stalled`, `failed`, `succeeded`, `killed`, `lost`, or `ends`
 for every ending).
 """
+
 from __future__ import annotations
 
 import hashlib
 import math
 import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.config import UserConfig
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import clean_env
-from orchestrator.config import UserConfig
 
 EVENTS = ("spiral", "stalled", "failed", "succeeded", "killed", "lost")
 ENDINGS = frozenset(EVENTS[1:])
@@ -53,17 +53,18 @@ class Notifier:
         return bool(self.targets or self.apprise_config or self.command)
 
     def backoff(self, attempts: int) -> float:
-        return min(self.retry_max_s, self.retry_initial_s * 2 ** max(0, attempts - 1))
+        return float(min(self.retry_max_s, self.retry_initial_s * 2 ** max(0, attempts - 1)))
 
-    def send(self, event: str, title: str, body: str, done: set[str], env: dict[str, str]) -> tuple[set[str], str | None]:
+    def send(
+        self, event: str, title: str, body: str, done: set[str], env: dict[str, str]
+    ) -> tuple[set[str], str | None]:
         """Deliver to every channel not yet in `done`; returns (channels now done, error or None).
 
         Each apprise target is its own channel, so a retry after a partial
         failure goes only to the targets that failed.
         """
         if not self.configured:
-            return set(), ("no notification target configured: set notify.urls in config.yaml "
-                           "or $ORCHESTRATOR_NOTIFY")
+            return set(), ("no notification target configured: set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY")
         errors: list[str] = []
         ok: set[str] = set()
         wanted = 0
@@ -112,14 +113,16 @@ class Notifier:
                 errors.append(f"cannot read the apprise config {self.apprise_config}")
             else:
                 for service in loaded:
-                    out.append((_key(service.url(privacy=False)), service, _label(service)))
+                    url = service.url(privacy=False)  # type: ignore[no-untyped-call]  # apprise leaves url() unannotated
+                    out.append((_key(url), service, _label(service)))
         return out
 
     def _hook(self, event: str, title: str, body: str, env: dict[str, str]) -> str | None:
         full = clean_env({**env, "ORCH_EVENT": event, "ORCH_TITLE": title, "ORCH_MESSAGE": body})
         try:
-            p = subprocess.run(list(self.command), env=full, stdin=subprocess.DEVNULL, capture_output=True,
-                               timeout=HOOK_TIMEOUT_S)
+            p = subprocess.run(
+                list(self.command), env=full, stdin=subprocess.DEVNULL, capture_output=True, timeout=HOOK_TIMEOUT_S
+            )
         except FileNotFoundError:
             return f"notify command not found: {self.command[0]}"
         except OSError as exc:

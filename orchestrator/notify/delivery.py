@@ -13,6 +13,7 @@ the outcome under the lock again:
   process, so the next pass sends again. Delivery is therefore at-least-once
   in that one window (a duplicate page is possible); it is never silently lost.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.notify import pages
 from orchestrator.infra import proc
-from orchestrator.record import state_file
+from orchestrator.notify import pages
 from orchestrator.notify.channels import ENDINGS, Notifier
+from orchestrator.record import state_file
 
 LEASE_S = 120.0
 
@@ -69,8 +70,11 @@ def deliver(run_dir: Path, event: str, notifier: Notifier, now: float | None = N
         rec["attempts"] = int(rec.get("attempts", 0)) + 1
         s.setdefault("notices", {})[event] = rec
         claimed["rec"] = rec
-        claimed["env"] = {"ORCH_RUN_ID": str(s.get("run_id")), "ORCH_TICKET": str(s.get("ticket_id")),
-                          "ORCH_STATE": str(s.get("state"))}
+        claimed["env"] = {
+            "ORCH_RUN_ID": str(s.get("run_id")),
+            "ORCH_TICKET": str(s.get("ticket_id")),
+            "ORCH_STATE": str(s.get("state")),
+        }
         return True
 
     state_file.update(run_dir, claim)
@@ -80,7 +84,7 @@ def deliver(run_dir: Path, event: str, notifier: Notifier, now: float | None = N
     done_before = set(rec.get("channels_done") or [])
     try:
         ok, error = notifier.send(event, rec["title"], rec["body"], done_before, claimed["env"])
-    except Exception as exc:  # noqa: BLE001 - a sending bug must end as a recorded, retried failure
+    except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
     result: dict[str, str] = {}
 
@@ -100,8 +104,11 @@ def deliver(run_dir: Path, event: str, notifier: Notifier, now: float | None = N
                 s.setdefault("spiral", {})["notified"] = True
             result["what"] = "delivered"
         else:
-            cur.update(last_error=error, last_attempt_at=state_file.utcnow(),
-                       next_attempt_at=time.time() + notifier.backoff(int(cur.get("attempts", 1))))
+            cur.update(
+                last_error=error,
+                last_attempt_at=state_file.utcnow(),
+                next_attempt_at=time.time() + notifier.backoff(int(cur.get("attempts", 1))),
+            )
             result["what"] = f"failed: {error}"
 
     state_file.update(run_dir, record)

@@ -1,4 +1,5 @@
 """What a notification says: composed from the run's record, secrets redacted (pure)."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,10 @@ MAX_BODY = 1800
 # Tokens that must never leave the machine in a page, whatever the agent printed.
 _KEY_NAME = r"[A-Za-z0-9_.\-]*(?:api[_-]?key|secret|token|passw(?:or)?d|pwd|passphrase|credential|auth)[A-Za-z0-9_.\-]*"
 _SECRETS = [
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
-     "[REDACTED-PRIVATE-KEY]"),
+    (
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+        "[REDACTED-PRIVATE-KEY]",
+    ),
     (re.compile(r"\b(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,})"), "sk-[REDACTED]"),
     (re.compile(r"\b((?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,})"), "[REDACTED-STRIPE-KEY]"),
     (re.compile(r"\b(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), "[REDACTED-GITHUB-TOKEN]"),
@@ -36,8 +39,13 @@ _SECRETS = [
     (re.compile(r"(?i)(\b" + _KEY_NAME + r"['\"]?\s*[=:]\s*)(['\"])(?:(?!\2).){3,}\2"), r"\1\2[REDACTED]\2"),
     (re.compile(r"(?i)(\b" + _KEY_NAME + r"['\"]?\s*[=:]\s*)[^\s'\",;}]{4,}"), r"\1[REDACTED]"),
     # anything that looks like a long random key: letters and digits mixed, not a hex digest
-    (re.compile(r"\b(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])"
-                r"[A-Za-z0-9_\-]{32,}\b"), "[REDACTED-KEY]"),
+    (
+        re.compile(
+            r"\b(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])"
+            r"[A-Za-z0-9_\-]{32,}\b"
+        ),
+        "[REDACTED-KEY]",
+    ),
 ]
 
 ENDING_TITLES = {
@@ -81,10 +89,12 @@ def spiral_page(state: dict[str, Any], cli: str = "./dev.sh") -> tuple[str, str]
     signals = list(spiral.get("page_signals") or spiral.get("signals") or [])
     wall = evidence.pop() if evidence and evidence[-1].endswith("expected wall-clock") else ""
     title = f"run {run} may be spiraling"
-    lines = [f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket, agent {state.get('agent')}): "
-             f"{spiral.get('tripped_at_min', 0):.0f} min in" + (f", {wall}" if wall else "") + "."]
+    lines = [
+        f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket, agent {state.get('agent')}): "
+        f"{spiral.get('tripped_at_min', 0):.0f} min in" + (f", {wall}" if wall else "") + "."
+    ]
     lines.append("Signals:")
-    lines.extend(f"- {name}: {text}" for name, text in zip(signals, evidence))
+    lines.extend(f"- {name}: {text}" for name, text in zip(signals, evidence, strict=False))
     recent = spiral.get("page_recent") or []
     if recent:
         lines.append("Last tool calls:")
@@ -98,8 +108,11 @@ def spiral_page(state: dict[str, Any], cli: str = "./dev.sh") -> tuple[str, str]
 def ending_notice(state: dict[str, Any], event: str, cli: str = "./dev.sh") -> tuple[str, str]:
     run = state["run_id"]
     title = ENDING_TITLES.get(event, "run {run}: " + event).format(run=run)
-    lines = [f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket): {event}"
-             + (f": {state['reason']}" if state.get("reason") else "") + "."]
+    lines = [
+        f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket): {event}"
+        + (f": {state['reason']}" if state.get("reason") else "")
+        + "."
+    ]
     hints = state.get("hints") or []
     if hints:
         lines.append("Spiral signals seen: " + ", ".join(hints))

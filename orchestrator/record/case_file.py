@@ -1,4 +1,5 @@
 """The case.yaml of a run folder, so that a run folder is a corpus case."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,7 +18,7 @@ def write_run_case(run_dir: Path, state: dict[str, Any], ended_run_ts: float | N
     case = {
         "id": state["run_id"],
         "description": f"Live run of ticket {state['ticket_id']} with agent {state['agent']}: "
-                       f"{state.get('state')}{' (' + state['reason'] + ')' if state.get('reason') else ''}.",
+        f"{state.get('state')}{' (' + state['reason'] + ')' if state.get('reason') else ''}.",
         "format": state["format"],
         "bucket": state["bucket"],
         "started_at": format_ts(started),

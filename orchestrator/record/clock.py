@@ -1,4 +1,5 @@
 """A run's clock: wall-clock since launch, optionally sped up (the demo's fast clock)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,13 +3,14 @@
 Several processes touch a run (its supervisor, `status`, `watch`, `kill`);
 every read-modify-write holds the run's lock file and re-reads inside it.
 """
+
 from __future__ import annotations
 
 import fcntl
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ ENDED = ("succeeded", "failed", "stalled", "killed", "lost")
 
 
 def utcnow() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @contextmanager

@@ -5,6 +5,7 @@ adapter and byte offsets into events.jsonl and workspace.jsonl. It is a
 cache: when missing, unreadable or from another version, it is rebuilt from
 the run's files, which stay the source of truth.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -12,8 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.corpus.case import parse_snapshot_line, whole_lines
+from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.ledger.spend import SpendCounter
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
@@ -39,7 +40,7 @@ class Cached:
 def load(path: Path) -> Cached | None:
     try:
         with path.open("rb") as fh:
-            obj = pickle.load(fh)  # noqa: S301 - our own file in our own state folder
+            obj = pickle.load(fh)
     except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         return None
     return obj if isinstance(obj, Cached) and obj.version == CACHE_VERSION else None
@@ -63,7 +64,8 @@ def catch_up(cached: Cached, run_dir: Path) -> int:
     before = cached.detector.calls
     det, adapter = cached.detector, cached.adapter
     snaps = []
-    for line, cached.workspace_offset in whole_lines(run_dir / "workspace.jsonl", cached.workspace_offset):
+    for line, end in whole_lines(run_dir / "workspace.jsonl", cached.workspace_offset):
+        cached.workspace_offset = end
         if not line.strip():
             continue
         snap = parse_snapshot_line(line)
@@ -72,7 +74,8 @@ def catch_up(cached: Cached, run_dir: Path) -> int:
         else:
             snaps.append(snap)
     j = 0
-    for line, cached.events_offset in whole_lines(run_dir / "events.jsonl", cached.events_offset):
+    for line, end in whole_lines(run_dir / "events.jsonl", cached.events_offset):
+        cached.events_offset = end
         if not line.strip():
             continue
         env = parse_envelope(line)

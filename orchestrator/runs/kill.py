@@ -1,14 +1,14 @@
 """`kill`: a person stops a run; the whole process tree goes, the ending is recorded."""
+
 from __future__ import annotations
 
 import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.record import case_file
 from orchestrator.infra import proc
-from orchestrator.record import state_file
 from orchestrator.infra.errors import UserError
+from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from spiral.timestamps import parse_ts
 

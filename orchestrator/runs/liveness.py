@@ -1,4 +1,5 @@
 """Liveness: is a run still a live process making output? (pure decision)"""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,14 +37,19 @@ def judge(f: Facts) -> Decision | None:
     if f.state != "running":
         return None
     if not f.supervisor_alive:
-        return Decision("lost", "the supervising process vanished"
-                        + ("; the agent was still running and was stopped" if f.agent_alive else ""))
+        return Decision(
+            "lost",
+            "the supervising process vanished"
+            + ("; the agent was still running and was stopped" if f.agent_alive else ""),
+        )
     if not f.agent_alive:
         return None  # exited: its supervisor is recording the ending
     if f.elapsed_min >= f.stuck_min:
-        return Decision("stalled", f"past the {f.bucket} bucket's stuck time "
-                                   f"({f.elapsed_min:.0f} min >= {f.stuck_min:g} min)")
+        return Decision(
+            "stalled", f"past the {f.bucket} bucket's stuck time ({f.elapsed_min:.0f} min >= {f.stuck_min:g} min)"
+        )
     if f.silent_s >= f.heartbeat_s:
-        return Decision("stalled", f"no log output for {f.silent_s / 60:.0f} min "
-                                   f"(heartbeat limit {f.heartbeat_s / 60:g} min)")
+        return Decision(
+            "stalled", f"no log output for {f.silent_s / 60:.0f} min (heartbeat limit {f.heartbeat_s / 60:g} min)"
+        )
     return None

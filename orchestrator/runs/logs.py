@@ -1,4 +1,5 @@
 """`logs`: a run's tool calls, one readable line each, optionally followed."""
+
 from __future__ import annotations
 
 import time
@@ -6,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestrator.record import state_file
 from orchestrator.corpus.case import whole_lines
+from orchestrator.record import state_file
 from spiral.adapters import make_adapter
-from spiral.timestamps import format_ts, parse_ts
 from spiral.envelope import parse_envelope
 from spiral.model import ToolCall
+from spiral.timestamps import format_ts, parse_ts
 
 
 def describe(call: ToolCall, started: float) -> str:
@@ -31,14 +32,21 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dic
     path = run_dir / "events.jsonl"
     offset = 0
     while True:
-        for line, offset in whole_lines(path, offset):
+        for line, end in whole_lines(path, offset):
+            offset = end
             env = parse_envelope(line) if line.strip() else None
             if env is None:
                 continue
             for call in adapter.feed(*env):
-                yield {"ts": format_ts(call.ts), "minute": round((call.ts - started) / 60.0, 2),
-                       "tool": call.tool, "command": call.command, "path": call.path,
-                       "is_error": call.is_error, "line": describe(call, started)}
+                yield {
+                    "ts": format_ts(call.ts),
+                    "minute": round((call.ts - started) / 60.0, 2),
+                    "tool": call.tool,
+                    "command": call.command,
+                    "path": call.path,
+                    "is_error": call.is_error,
+                    "line": describe(call, started),
+                }
         if not follow:
             return
         if state_file.read(run_dir).get("state") in state_file.ENDED:

@@ -4,6 +4,7 @@ Shared by `status`, `watch` and `demo`. Every run is refreshed under its
 lock, from its cached detector state, so concurrent callers agree and a pass
 costs what the logs gained, not their length.
 """
+
 from __future__ import annotations
 
 import time
@@ -11,24 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.record import case_file
-from orchestrator.notify import delivery
-from orchestrator.runs import evaluator
-from orchestrator.runs import liveness
-from orchestrator.infra import proc
-from orchestrator.record import state_file
 from orchestrator.buckets import BucketsFile
-from orchestrator.infra.errors import UserError
-from orchestrator.infra.paths import runs_dir
-from orchestrator.record.clock import RunClock
-from orchestrator.notify.channels import Notifier
 from orchestrator.config import UserConfig
 from orchestrator.corpus.case import read_tracked
-from spiral.timestamps import parse_ts
+from orchestrator.infra import proc
+from orchestrator.infra.errors import UserError
+from orchestrator.infra.paths import runs_dir
+from orchestrator.notify import delivery
+from orchestrator.notify.channels import Notifier
+from orchestrator.record import case_file, state_file
+from orchestrator.record.clock import RunClock
+from orchestrator.runs import evaluator, liveness
 from spiral.detector import Detector
 from spiral.settings import Settings, SettingsError
+from spiral.timestamps import parse_ts
 from spiral.verdict import json_number
-
 
 
 @dataclass
@@ -95,8 +93,13 @@ def find_run(ref: str) -> Path:
     raise UserError(f"no run {ref!r} in {root}")
 
 
-def refresh(run_dir: Path, buckets: BucketsFile, cfg: UserConfig, real_now: float | None = None,
-            notifier: Notifier | None = None) -> RunView:
+def refresh(
+    run_dir: Path,
+    buckets: BucketsFile,
+    cfg: UserConfig,
+    real_now: float | None = None,
+    notifier: Notifier | None = None,
+) -> RunView:
     """Evaluate one run, enforce liveness, and send what is due (when given a notifier)."""
     real_now = time.time() if real_now is None else real_now
     with state_file.locked(run_dir):
@@ -159,9 +162,14 @@ def _catch_up(run_dir: Path, state: dict[str, Any], buckets: BucketsFile) -> eva
     cache_path = run_dir / "detector.pickle"
     cached = evaluator.load(cache_path)
     if cached is None:
-        det = Detector(_settings(state, buckets), bucket=state["bucket"],
-                       started_at=RunClock.of(state).started_at, tracked=read_tracked(run_dir / "tracked.txt"),
-                       outputs=state.get("outputs") or [], workdir=str(run_dir / "clone"))
+        det = Detector(
+            _settings(state, buckets),
+            bucket=state["bucket"],
+            started_at=RunClock.of(state).started_at,
+            tracked=read_tracked(run_dir / "tracked.txt"),
+            outputs=state.get("outputs") or [],
+            workdir=str(run_dir / "clone"),
+        )
         cached = evaluator.fresh(det, state["format"], str(run_dir / "clone"), state.get("model"))
     before = (cached.events_offset, cached.workspace_offset)
     evaluator.catch_up(cached, run_dir)
@@ -175,24 +183,39 @@ def _spend(cached: evaluator.Cached, cfg: UserConfig) -> dict[str, Any]:
         return {}
     sp = cached.spend.spend
     cost, unpriced = sp.cost(cfg.prices)
-    return {"tokens": sp.tokens, "input_tokens": sp.input_tokens, "output_tokens": sp.output_tokens,
-            "cache_read_tokens": sp.cache_read_tokens, "cache_write_tokens": sp.cache_write_tokens,
-            "cost_usd": cost, "unpriced_models": unpriced}
+    return {
+        "tokens": sp.tokens,
+        "input_tokens": sp.input_tokens,
+        "output_tokens": sp.output_tokens,
+        "cache_read_tokens": sp.cache_read_tokens,
+        "cache_write_tokens": sp.cache_write_tokens,
+        "cost_usd": cost,
+        "unpriced_models": unpriced,
+    }
 
 
-def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float,
-              view: RunView) -> evaluator.Cached:
+def _evaluate(
+    run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_now: float, view: RunView
+) -> evaluator.Cached:
     cached = _catch_up(run_dir, state, buckets)
     verdict = cached.detector.evaluate(RunClock.of(state).at(real_now))
     spiral = dict(state.get("spiral") or {})
-    new = {"region": verdict.region, "signals": list(verdict.signals), "suspicion": verdict.suspicion,
-           "evidence": list(verdict.evidence)}
+    new = {
+        "region": verdict.region,
+        "signals": list(verdict.signals),
+        "suspicion": verdict.suspicion,
+        "evidence": list(verdict.evidence),
+    }
     counts = {"skipped_lines": cached.skipped_lines + cached.adapter.skipped, "tool_calls": cached.detector.calls}
     seen = sorted(set(spiral.get("signals_seen", [])) | set(verdict.signals))
     if verdict.should_page and not spiral.get("tripped_in_soft_band"):
-        new.update(tripped_in_soft_band=True, tripped_at_min=round(verdict.elapsed_min, 2),
-                   page_evidence=list(verdict.evidence), page_signals=list(verdict.signals),
-                   page_recent=list(cached.recent))
+        new.update(
+            tripped_in_soft_band=True,
+            tripped_at_min=round(verdict.elapsed_min, 2),
+            page_evidence=list(verdict.evidence),
+            page_signals=list(verdict.signals),
+            page_recent=list(cached.recent),
+        )
         view.events.append("tripped")
     # counts move with every call; the record is rewritten only when the verdict changes
     if any(spiral.get(k) != v for k, v in new.items()) or seen != spiral.get("signals_seen"):
@@ -202,20 +225,26 @@ def _evaluate(run_dir: Path, state: dict[str, Any], buckets: BucketsFile, real_n
     return cached
 
 
-def _liveness(state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: UserConfig,
-              real_now: float) -> liveness.Decision | None:
+def _liveness(
+    state: dict[str, Any], view: RunView, buckets: BucketsFile, cfg: UserConfig, real_now: float
+) -> liveness.Decision | None:
     sup = proc.ProcRef.from_dict(state.get("supervisor"))
     agent = proc.ProcRef.from_dict(state.get("agent_pid"))
     spawned = parse_ts(state.get("spawned_at"))
     launcher = proc.ProcRef.from_dict(state.get("launcher"))
     bucket = _settings(state, buckets).buckets[state["bucket"]]
     facts = liveness.Facts(
-        state=state["state"], supervisor_alive=bool(sup and sup.alive()), agent_alive=bool(agent and agent.alive()),
+        state=state["state"],
+        supervisor_alive=bool(sup and sup.alive()),
+        agent_alive=bool(agent and agent.alive()),
         launcher_alive=bool(launcher and launcher.alive()),
         since_spawn_real_s=None if spawned is None else real_now - spawned,
         silent_s=view.last_activity_s if view.last_activity_s is not None else 0.0,
-        elapsed_min=view.elapsed_min, stuck_min=bucket.stuck_min, heartbeat_s=cfg.heartbeat_s,
-        bucket=state["bucket"])
+        elapsed_min=view.elapsed_min,
+        stuck_min=bucket.stuck_min,
+        heartbeat_s=cfg.heartbeat_s,
+        bucket=state["bucket"],
+    )
     return liveness.judge(facts)
 
 
@@ -225,6 +254,7 @@ def _stop(run_dir: Path, decision: liveness.Decision, view: RunView) -> None:
     A stop already requested (by `kill`, or an earlier pass) keeps its kind and
     reason; it is carried through even when its requester or the supervisor died.
     """
+
     def request(s: dict[str, Any]) -> bool:
         if s.get("state") not in state_file.ACTIVE:
             return False

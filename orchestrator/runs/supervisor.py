@@ -6,6 +6,7 @@ timestamped envelope in events.jsonl (flushed per line), snapshots the clone
 every `snapshot_every` seconds, and records the ending atomically. It runs in
 its own session, so it outlives the CLI that launched it and any watcher.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,10 +20,8 @@ from typing import Any
 
 import orjson
 
-from orchestrator.record import case_file
-from orchestrator.infra import git
-from orchestrator.infra import proc
-from orchestrator.record import state_file
+from orchestrator.infra import git, proc
+from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from spiral.envelope import make_envelope
 
@@ -92,9 +91,15 @@ def supervise(run_dir: Path) -> int:
     stderr_path = run_dir / "agent.stderr"
     try:
         with stderr_path.open("wb") as err_fh:
-            child = subprocess.Popen(argv, cwd=clone, stdin=stdin_mode, stdout=subprocess.PIPE,
-                                     stderr=err_fh, env=proc.clean_env(state.get("env") or {}),
-                                     start_new_session=True)
+            child = subprocess.Popen(
+                argv,
+                cwd=clone,
+                stdin=stdin_mode,
+                stdout=subprocess.PIPE,
+                stderr=err_fh,
+                env=proc.clean_env(state.get("env") or {}),
+                start_new_session=True,
+            )
     except OSError as exc:
         why = "agent binary not found" if isinstance(exc, FileNotFoundError) else "agent could not start"
         _finish(run_dir, clock, "failed", f"{why}: {argv[0]}: {exc.strerror}")
@@ -175,7 +180,7 @@ def main(argv: list[str]) -> int:
     run_dir = Path(argv[1])
     try:
         return supervise(run_dir)
-    except Exception as exc:  # noqa: BLE001 - any crash must still end the run visibly
+    except Exception as exc:
         state = state_file.read(run_dir)
         agent = proc.ProcRef.from_dict(state.get("agent_pid"))
         if agent is not None:

@@ -1,4 +1,5 @@
 """Tickets: Markdown with YAML front matter; the body is the task for the agent."""
+
 from __future__ import annotations
 
 import re
@@ -6,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.config import UserConfig
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
-from orchestrator.config import UserConfig
 from spiral.settings import BUCKET_NAMES
 
 TICKET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -62,7 +63,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     if end is None:
         raise UserError(f"{path}: front matter is not closed by a '---' line")
     front = "".join(lines_all[1:end])
-    body = "".join(lines_all[end + 1:]).strip()
+    body = "".join(lines_all[end + 1 :]).strip()
     data, lines = yamlfile.load_text(front, str(path))
     # front matter starts on line 2 of the file
     lines = {k: v + 1 for k, v in lines.items()}
@@ -102,6 +103,18 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         raise fail(("speed",), "speed must be a number in (0, 1000]")
     if not body:
         raise UserError(f"{path}: the ticket has no task text after the front matter")
-    return Ticket(path=path, id=tid, repo=data["repo"].strip(), bucket=data["bucket"], agent=agent,
-                  body=body, base=base, outputs=list(outputs), overrides=overrides,
-                  demo_case=demo_case, speed=float(speed), text=text, lines=lines)
+    return Ticket(
+        path=path,
+        id=tid,
+        repo=data["repo"].strip(),
+        bucket=data["bucket"],
+        agent=agent,
+        body=body,
+        base=base,
+        outputs=list(outputs),
+        overrides=overrides,
+        demo_case=demo_case,
+        speed=float(speed),
+        text=text,
+        lines=lines,
+    )

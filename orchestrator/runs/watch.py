@@ -1,6 +1,7 @@
 """`watch`: the background watcher. Every tick, every active run is evaluated,
 liveness enforced, and what is due is sent. Only one watcher runs at a time.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -9,12 +10,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from orchestrator.runs import monitor
 from orchestrator.buckets import BucketsFile
+from orchestrator.config import UserConfig
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
-from orchestrator.config import UserConfig
+from orchestrator.runs import monitor
 
 
 @contextmanager
@@ -46,14 +47,21 @@ def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = 
     for run_dir in monitor.list_run_dirs():
         try:
             views.append(monitor.refresh(run_dir, buckets, cfg, notifier=notifier))
-        except Exception as exc:  # noqa: BLE001 - one broken run must not blind the watcher to the others
+        except Exception as exc:
             detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
             views.append(monitor.broken(run_dir, detail))
     return views
 
 
-def watch(buckets: BucketsFile, cfg: UserConfig, *, once: bool, tick_s: float,
-          report: Callable[[list[monitor.RunView]], None], notifier: Notifier | None = None) -> None:
+def watch(
+    buckets: BucketsFile,
+    cfg: UserConfig,
+    *,
+    once: bool,
+    tick_s: float,
+    report: Callable[[list[monitor.RunView]], None],
+    notifier: Notifier | None = None,
+) -> None:
     with single_watcher():
         while True:
             started = time.monotonic()

@@ -1,4 +1,5 @@
 """Log adapters: each native format in, normalised ToolCalls out."""
+
 from __future__ import annotations
 
 from spiral.adapters.base import Adapter

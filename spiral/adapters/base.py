@@ -1,4 +1,5 @@
 """Shared plumbing for log adapters: tool-name normalisation, id memory, paths."""
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -10,14 +11,28 @@ from spiral.paths import relativize
 
 # Agent vocabularies, old and new, onto the canonical names in spiral.model.
 TOOL_NAMES = {
-    "Bash": model.BASH, "bash": model.BASH, "shell": model.BASH, "local_shell": model.BASH,
-    "exec_command": model.BASH, "command_execution": model.BASH,
-    "BashOutput": model.BASH_OUTPUT, "TaskOutput": model.BASH_OUTPUT,
-    "KillBash": model.KILL_SHELL, "KillShell": model.KILL_SHELL, "TaskStop": model.KILL_SHELL,
-    "Task": model.AGENT, "Agent": model.AGENT,
-    "Read": model.READ, "NotebookRead": model.READ, "read": model.READ,
-    "Edit": model.EDIT, "MultiEdit": model.EDIT, "NotebookEdit": model.EDIT, "edit": model.EDIT,
-    "Write": model.WRITE, "write": model.WRITE,
+    "Bash": model.BASH,
+    "bash": model.BASH,
+    "shell": model.BASH,
+    "local_shell": model.BASH,
+    "exec_command": model.BASH,
+    "command_execution": model.BASH,
+    "BashOutput": model.BASH_OUTPUT,
+    "TaskOutput": model.BASH_OUTPUT,
+    "KillBash": model.KILL_SHELL,
+    "KillShell": model.KILL_SHELL,
+    "TaskStop": model.KILL_SHELL,
+    "Task": model.AGENT,
+    "Agent": model.AGENT,
+    "Read": model.READ,
+    "NotebookRead": model.READ,
+    "read": model.READ,
+    "Edit": model.EDIT,
+    "MultiEdit": model.EDIT,
+    "NotebookEdit": model.EDIT,
+    "edit": model.EDIT,
+    "Write": model.WRITE,
+    "write": model.WRITE,
 }
 
 _MEMORY = 8192  # ids remembered for de-duplication and result joining
@@ -63,8 +78,16 @@ class Adapter:
             return None
         return relativize(path, self.workdir, cwd)
 
-    def call(self, ts: float, tool: str, *, command: Any = None, path: Any = None,
-             call_id: str | None = None, cwd: Any = None) -> ToolCall:
+    def call(
+        self,
+        ts: float,
+        tool: str,
+        *,
+        command: Any = None,
+        path: Any = None,
+        call_id: str | None = None,
+        cwd: Any = None,
+    ) -> ToolCall:
         cwd_s = cwd if isinstance(cwd, str) else None
         return ToolCall(
             ts=ts,

@@ -5,6 +5,7 @@ line per content block, usage repeated, so calls are counted by block id),
 `user` lines hold `tool_result` blocks that are joined back to their call.
 Transcripts add bookkeeping lines that carry no tool calls.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,11 +13,27 @@ from typing import Any
 from spiral.adapters.base import Adapter, IdMemory
 from spiral.model import ToolCall
 
-_NO_TOOLS = frozenset({
-    "system", "result", "progress", "file-history-snapshot", "queue-operation", "summary",
-    "last-prompt", "stream_event", "control_request", "control_response", "keep_alive",
-    "rate_limit_event", "attachment", "custom-title", "tag", "agent-name", "pr-link",
-})
+_NO_TOOLS = frozenset(
+    {
+        "system",
+        "result",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "summary",
+        "last-prompt",
+        "stream_event",
+        "control_request",
+        "control_response",
+        "keep_alive",
+        "rate_limit_event",
+        "attachment",
+        "custom-title",
+        "tag",
+        "agent-name",
+        "pr-link",
+    }
+)
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
@@ -69,8 +86,14 @@ class ClaudeAdapter(Adapter):
                 if key in inp and isinstance(inp[key], str):
                     path = inp[key]
                     break
-            call = self.call(ts, name, command=inp.get("command"), path=path,
-                             call_id=block_id if isinstance(block_id, str) else None, cwd=cwd)
+            call = self.call(
+                ts,
+                name,
+                command=inp.get("command"),
+                path=path,
+                call_id=block_id if isinstance(block_id, str) else None,
+                cwd=cwd,
+            )
             if isinstance(block_id, str):
                 self._calls.put(block_id, call)
             out.append(call)

@@ -6,6 +6,7 @@ Rollouts: `response_item` records whose payload is a `function_call`
 (`shell` with an argv list and a workdir, `exec_command`, `apply_patch`) and
 a matching `function_call_output`; the legacy format has those at top level.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,7 @@ from spiral.model import ToolCall
 
 _EXEC_KNOWN = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "error"})
 _ITEM_SILENT = frozenset({"reasoning", "agent_message", "todo_list", "error"})
-_ROLLOUT_KNOWN = frozenset({"session_meta", "turn_context", "event_msg", "compacted", "message",
-                            "reasoning", "state"})
+_ROLLOUT_KNOWN = frozenset({"session_meta", "turn_context", "event_msg", "compacted", "message", "reasoning", "state"})
 _PAYLOAD_SILENT = frozenset({"message", "reasoning", "web_search_call", "other"})
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 
@@ -42,8 +42,13 @@ class CodexAdapter(Adapter):
             return self._item(ts, kind, data.get("item"))
         if kind == "response_item":
             return self._payload(ts, data.get("payload"))
-        if kind in ("function_call", "function_call_output", "custom_tool_call",
-                    "custom_tool_call_output", "local_shell_call"):
+        if kind in (
+            "function_call",
+            "function_call_output",
+            "custom_tool_call",
+            "custom_tool_call_output",
+            "local_shell_call",
+        ):
             return self._payload(ts, data)
         if kind == "session_meta" or kind == "turn_context":
             payload = data.get("payload")
@@ -68,8 +73,7 @@ class CodexAdapter(Adapter):
         if itype == "command_execution":
             call = self._calls.get(key)
             if call is None and key not in self._calls:
-                call = self.call(ts, "command_execution", command=item.get("command"),
-                                 call_id=str(iid))
+                call = self.call(ts, "command_execution", command=item.get("command"), call_id=str(iid))
                 self._calls.put(key, call)
                 out = [call]
             else:
@@ -138,9 +142,10 @@ class CodexAdapter(Adapter):
             calls = [self.call(ts, "shell", command=cmd, call_id=call_id, cwd=cwd)]
         elif name == "apply_patch":
             text = args if isinstance(args, str) else (args or {}).get("input", "") if isinstance(args, dict) else ""
-            calls = [self.call(ts, "Write" if verb == "Add" else "Edit", path=path.strip(),
-                               call_id=call_id, cwd=self._cwd)
-                     for verb, path in _PATCH_FILE.findall(text if isinstance(text, str) else "")]
+            calls = [
+                self.call(ts, "Write" if verb == "Add" else "Edit", path=path.strip(), call_id=call_id, cwd=self._cwd)
+                for verb, path in _PATCH_FILE.findall(text if isinstance(text, str) else "")
+            ]
         else:
             calls = [self.call(ts, str(name), call_id=call_id)]
         if call_id and calls:

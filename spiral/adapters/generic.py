@@ -3,6 +3,7 @@
 `{"tool": "Bash", "command": "..."}`, `{"tool": "Edit", "path": "..."}`,
 optionally `"is_error": true`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,7 +19,6 @@ class GenericAdapter(Adapter):
         if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
             self.skipped += 1
             return []
-        call = self.call(ts, data["tool"], command=data.get("command"), path=data.get("path"),
-                         cwd=data.get("cwd"))
+        call = self.call(ts, data["tool"], command=data.get("command"), path=data.get("path"), cwd=data.get("cwd"))
         call.is_error = data.get("is_error") is True
         return [call]

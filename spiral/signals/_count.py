@@ -2,4 +2,4 @@ from __future__ import annotations
 
 
 def short(path: str, limit: int = 60) -> str:
-    return path if len(path) <= limit else "..." + path[-(limit - 3):]
+    return path if len(path) <= limit else "..." + path[-(limit - 3) :]

@@ -1,12 +1,17 @@
 """Signal 5: waiting on a background task with sleep / cat / until loops."""
+
 from __future__ import annotations
 
 from spiral.verdict import Finding
 from spiral.window import SlidingCounter
 
 NAME = "polling"
-_LABELS = {"sleep": "sleep", "task-output": "task-output reads", "until": "until-waits",
-           "native": "background-output tool calls"}
+_LABELS = {
+    "sleep": "sleep",
+    "task-output": "task-output reads",
+    "until": "until-waits",
+    "native": "background-output tool calls",
+}
 
 
 def check(polls_window: SlidingCounter, *, polls: int, weight: float) -> Finding | None:
@@ -16,5 +21,6 @@ def check(polls_window: SlidingCounter, *, polls: int, weight: float) -> Finding
         return None
     kinds = polls_window.counts
     parts = ", ".join(f"{_LABELS[k]} x{kinds[k]}" for k in _LABELS if kinds.get(k))
-    return Finding(NAME, weight,
-                   f"{count} of the last {len(polls_window)} shell calls polled a background task ({parts})")
+    return Finding(
+        NAME, weight, f"{count} of the last {len(polls_window)} shell calls polled a background task ({parts})"
+    )

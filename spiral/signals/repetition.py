@@ -1,4 +1,5 @@
 """Signal 2: the same agent-made script, or the same file, again and again."""
+
 from __future__ import annotations
 
 from spiral import model
@@ -20,8 +21,9 @@ def file_key(e: Observed) -> str | None:
     return e.file if e.tool in FILE_TOOLS else None
 
 
-def check(scripts: SlidingCounter, files: SlidingCounter, *, same_script: int, same_file: int,
-          weight: float) -> Finding | None:
+def check(
+    scripts: SlidingCounter, files: SlidingCounter, *, same_script: int, same_file: int, weight: float
+) -> Finding | None:
     n = len(scripts)
     if scripts.max_count >= same_script:  # cheap test first: most ticks fire nothing
         script, s_count = scripts.top()

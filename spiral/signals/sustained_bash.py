@@ -1,4 +1,5 @@
 """Signal 4: many shell runs of one script or test file, tracked or not."""
+
 from __future__ import annotations
 
 from spiral import model
