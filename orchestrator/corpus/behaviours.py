@@ -1,4 +1,5 @@
 """Agent behaviours for scripted timelines: the healthy work around a spiral."""
+
 from __future__ import annotations
 
 import random
@@ -26,8 +27,16 @@ def repo(**extra: bytes) -> dict[str, bytes]:
     return out
 
 
-def productive(tl: Timeline, start: float, end: float, rng: random.Random, *, step: float = 1.5,
-               new_files: bool = True, prefix: str = "feature") -> float:
+def productive(
+    tl: Timeline,
+    start: float,
+    end: float,
+    rng: random.Random,
+    *,
+    step: float = 1.5,
+    new_files: bool = True,
+    prefix: str = "feature",
+) -> float:
     """Varied, progressing work: read, edit new and existing files, run varied tests."""
     t = start
     k = 0
@@ -42,8 +51,18 @@ def productive(tl: Timeline, start: float, end: float, rng: random.Random, *, st
         elif choice == 2:
             tl.edit(t, rng.choice(existing))
         elif choice == 3:
-            tl.bash(t, rng.choice(["pytest -q", "ruff check src", "git diff --stat", "pytest tests -x -q",
-                                   f"grep -rn 'def ' src/app/{rng.choice(['core', 'cli', 'store'])}.py"]))
+            tl.bash(
+                t,
+                rng.choice(
+                    [
+                        "pytest -q",
+                        "ruff check src",
+                        "git diff --stat",
+                        "pytest tests -x -q",
+                        f"grep -rn 'def ' src/app/{rng.choice(['core', 'cli', 'store'])}.py",
+                    ]
+                ),
+            )
         else:
             if new_files:
                 tl.write(t, f"tests/test_{prefix}_{k:03d}.py")

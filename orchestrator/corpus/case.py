@@ -2,23 +2,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from orchestrator.infra import yamlfile
-from orchestrator.infra.errors import UserError
 from spiral.adapters import FORMATS
-from spiral.timestamps import parse_ts
-from spiral.model import Snapshot
-from spiral.porcelain import parse_porcelain
 from spiral.settings import BUCKET_NAMES, SIGNAL_NAMES
+from spiral.timestamps import parse_ts
 
-_CHUNK = 4 << 20
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _KEYS = {"id", "description", "format", "bucket", "started_at", "ended_at", "outputs",
          "workdir", "overrides", "expect"}
@@ -93,7 +86,7 @@ def load_case(folder: Path) -> Case:
 
 def _when(value: Any) -> float | None:
     if isinstance(value, datetime):  # YAML reads unquoted timestamps itself
-        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
     return parse_ts(value) if isinstance(value, str) else None
 
 
@@ -115,114 +108,3 @@ def _expect(raw: Any, fail: Any) -> Expect:
     if not isinstance(signals, list) or any(s not in SIGNAL_NAMES for s in signals):
         raise fail(("expect", "signals"), f"expect.signals must list signals among {', '.join(SIGNAL_NAMES)}")
     return Expect(raw["spiral"], bounds[0], bounds[1], tuple(signals))
-
-
-class LineCounter:
-    """Counts lines that were skipped as unreadable."""
-
-    def __init__(self) -> None:
-        self.skipped = 0
-
-
-def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
-    """(line, offset after it) for whole lines after `offset`, read in chunks.
-
-    A torn last line is left for the next call, once its newline arrives.
-    """
-    try:
-        fh = path.open("rb")
-    except FileNotFoundError:
-        return
-    with fh:
-        fh.seek(offset)
-        pending = b""
-        while chunk := fh.read(_CHUNK):
-            data = pending + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                pending = data
-                continue
-            pos = offset
-            for line in data[: cut + 1].splitlines(keepends=True):
-                pos += len(line)
-                yield line, pos
-            offset = pos
-            pending = data[cut + 1:]
-
-
-def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]:
-    """(ts, native payload) per readable envelope line; bad lines are counted."""
-    if not path.exists():
-        return
-    # the hottest loop of a replay: parse_envelope inlined, one orjson call a line
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    with path.open("rb") as fh:
-        for line in fh:
-            try:
-                obj = loads(line)
-            except decode_error:
-                if line.strip():
-                    counter.skipped += 1
-                continue
-            if type(obj) is dict and "data" in obj:
-                ts = parse_ts(obj.get("ts"))
-                if ts is not None:
-                    yield ts, obj["data"]
-                    continue
-            counter.skipped += 1
-
-
-def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
-    if not path.exists():
-        return
-    memo: dict[str, dict[str, str]] = {}
-    with path.open("rb") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            snap = parse_snapshot_line(line, memo)
-            if snap is None:
-                counter.skipped += 1
-                continue
-            yield snap
-
-
-def distinct_snapshots(snaps: Iterator[Snapshot]) -> list[Snapshot]:
-    """Snapshots that differ from the one before: an unchanged clone tells the detector nothing."""
-    out: list[Snapshot] = []
-    for snap in snaps:
-        if out and snap.status == out[-1].status and snap.hashes == out[-1].hashes:
-            continue
-        out.append(snap)
-    return out
-
-
-def parse_snapshot_line(line: bytes, memo: dict[str, dict[str, str]] | None = None) -> Snapshot | None:
-    """One workspace.jsonl line; `memo` reuses the parse of a repeated porcelain text."""
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(obj, dict) or not isinstance(obj.get("porcelain"), str):
-        return None
-    ts = parse_ts(obj.get("ts"))
-    if ts is None:
-        return None
-    hashes = obj.get("hashes") or {}
-    if not isinstance(hashes, dict):
-        return None
-    text = obj["porcelain"]
-    status = memo.get(text) if memo is not None else None
-    if status is None:
-        status = parse_porcelain(text)
-        if memo is not None:
-            memo.clear()  # only the previous snapshot is worth remembering
-            memo[text] = status
-    return Snapshot(ts, status,
-                    {k: v for k, v in hashes.items() if isinstance(v, str)})
-
-
-def read_tracked(path: Path) -> list[str]:
-    if not path.exists():
-        return []
-    return [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln]

@@ -1,4 +1,5 @@
 """`corpus import`: a native agent log in, a corpus case folder out."""
+
 from __future__ import annotations
 
 import gzip
@@ -12,9 +13,9 @@ import orjson
 from orchestrator.infra.atomic import write_text_atomic
 from orchestrator.infra.errors import UserError
 from spiral.adapters import FORMATS, make_adapter
-from spiral.timestamps import format_ts, parse_ts
 from spiral.envelope import make_envelope, parse_envelope
 from spiral.settings import BUCKET_NAMES
+from spiral.timestamps import format_ts, parse_ts
 
 _DEFAULT_START = "2026-01-01T00:00:00Z"
 
@@ -85,8 +86,9 @@ def timestamp_records(records: list[Any], spacing: float) -> tuple[list[tuple[fl
     return out, workdir
 
 
-def import_log(file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | None,
-               spiral: bool, spacing: float) -> dict[str, Any]:
+def import_log(
+    file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | None, spiral: bool, spacing: float
+) -> dict[str, Any]:
     if fmt not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if bucket not in BUCKET_NAMES:
@@ -113,7 +115,7 @@ def import_log(file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | N
     case = {
         "id": cid,
         "description": f"Imported from {file.name} ({calls} tool calls). Label: "
-                       f"{'spiral' if spiral else 'healthy'} (set by the importer's --spiral/--healthy).",
+        f"{'spiral' if spiral else 'healthy'} (set by the importer's --spiral/--healthy).",
         "format": fmt,
         "bucket": bucket,
         "started_at": format_ts(first),
@@ -124,8 +126,7 @@ def import_log(file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | N
     if workdir:
         case["workdir"] = workdir
     write_text_atomic(out / "case.yaml", _dump_case(case))
-    return {"lines": lines, "tool_calls": calls, "skipped": skipped + adapter.skipped,
-            "minutes": (prev - first) / 60}
+    return {"lines": lines, "tool_calls": calls, "skipped": skipped + adapter.skipped, "minutes": (prev - first) / 60}
 
 
 def _dump_case(case: dict[str, Any]) -> str:

@@ -1,25 +1,24 @@
 """Replay recorded runs through the detector (contract: shared/spec/corpus.md)."""
+
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
 import multiprocessing as mp
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.case import (
-    Case, LineCounter, distinct_snapshots, load_case, read_events, read_snapshots, read_tracked,
-)
 from orchestrator.buckets import BucketsFile
+from orchestrator.corpus.case import Case, load_case
+from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.infra.errors import UserError
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
-from spiral.settings import SIGNAL_NAMES
 from spiral.model import Snapshot, ToolCall
+from spiral.settings import SIGNAL_NAMES
 from spiral.verdict import Verdict, json_number
-
 
 
 @dataclass
@@ -62,9 +61,14 @@ class ReplayResult:
 def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     case = load_case(folder)
     settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
-    detector = Detector(settings, bucket=case.bucket, started_at=case.started_at,
-                        tracked=read_tracked(folder / "tracked.txt"), outputs=case.outputs,
-                        workdir=case.workdir)
+    detector = Detector(
+        settings,
+        bucket=case.bucket,
+        started_at=case.started_at,
+        tracked=read_tracked(folder / "tracked.txt"),
+        outputs=case.outputs,
+        workdir=case.workdir,
+    )
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
     snaps = distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter))
@@ -90,8 +94,11 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     return result
 
 
-def drive(walk: TickWalk, timeline: Iterable[tuple[float, Any]],
-          to_calls: Callable[[float, Any], list[ToolCall]] | None = None) -> TickWalk:
+def drive(
+    walk: TickWalk,
+    timeline: Iterable[tuple[float, Any]],
+    to_calls: Callable[[float, Any], list[ToolCall]] | None = None,
+) -> TickWalk:
     """Feed the log in order, evaluating every tick that sees all calls before it.
 
     `timeline` holds (time, native payload) turned into calls by `to_calls`,
@@ -117,8 +124,7 @@ class TickWalk:
     threshold crossed) are skipped; the verdicts that matter are the same.
     """
 
-    def __init__(self, started: float, ended: float, tick_s: float, detector: Detector,
-                 snaps: list[Snapshot]) -> None:
+    def __init__(self, started: float, ended: float, tick_s: float, detector: Detector, snaps: list[Snapshot]) -> None:
         self.started, self.ended, self.tick_s = started, ended, tick_s
         self.detector = detector
         self.snaps, self.si = snaps, 0
@@ -154,8 +160,7 @@ class TickWalk:
                 self.notified = v
                 self.done = True
                 return
-            wake = min(det.next_change_after(self.now), until,
-                       snaps[self.si].ts if self.si < len(snaps) else math.inf)
+            wake = min(det.next_change_after(self.now), until, snaps[self.si].ts if self.si < len(snaps) else math.inf)
             if wake == math.inf:
                 k = int((self.ended - self.started) // self.tick_s)  # jump to the last tick
             else:
@@ -225,7 +230,10 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     passed = sum(bool(r["pass"]) for r in results)
     return {
         "cases": results,
-        "tp": tp, "fp": fp, "tn": tn, "fn": fn,
+        "tp": tp,
+        "fp": fp,
+        "tn": tn,
+        "fn": fn,
         "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
         "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
         "fpr": round(fp / (fp + tn), 4) if fp + tn else 0.0,

@@ -5,6 +5,7 @@ agent did and when (shell commands, reads, edits, files appearing); the
 writer renders it in the agent's native log format and simulates the clone so
 `workspace.jsonl` carries real porcelain and blob ids every 30 seconds.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,8 +88,9 @@ class Timeline:
 
     def revert(self, minute: float, path: str) -> None:
         """Edit a tracked file back to its committed content."""
-        self.ops.append(_Op(self._ts(minute), "tool", "Edit", path=path,
-                            content=self.tracked.get(path, b""), output="edited"))
+        self.ops.append(
+            _Op(self._ts(minute), "tool", "Edit", path=path, content=self.tracked.get(path, b""), output="edited")
+        )
 
     def bash_output(self, minute: float, task_id: str = "b1") -> None:
         self.ops.append(_Op(self._ts(minute), "tool", "BashOutput", command=task_id, output="running"))
@@ -171,12 +173,25 @@ class _Renderer:
     def start(self) -> bytes:
         tl = self.tl
         if tl.fmt == "claude-stream-json":
-            data: Any = {"type": "system", "subtype": "init", "cwd": tl.workdir, "session_id": "s-" + tl.case_id,
-                         "tools": ["Bash", "Read", "Edit", "Write", "BashOutput"], "model": "claude-sonnet-4-5"}
+            data: Any = {
+                "type": "system",
+                "subtype": "init",
+                "cwd": tl.workdir,
+                "session_id": "s-" + tl.case_id,
+                "tools": ["Bash", "Read", "Edit", "Write", "BashOutput"],
+                "model": "claude-sonnet-4-5",
+            }
         elif tl.fmt == "claude-transcript":
-            data = {"type": "user", "message": {"role": "user", "content": "Work on the ticket."},
-                    "cwd": tl.workdir, "sessionId": "s-" + tl.case_id, "uuid": "u0", "parentUuid": None,
-                    "isSidechain": False, "timestamp": format_ts(tl.t0)}
+            data = {
+                "type": "user",
+                "message": {"role": "user", "content": "Work on the ticket."},
+                "cwd": tl.workdir,
+                "sessionId": "s-" + tl.case_id,
+                "uuid": "u0",
+                "parentUuid": None,
+                "isSidechain": False,
+                "timestamp": format_ts(tl.t0),
+            }
         elif tl.fmt == "codex-json":
             data = {"type": "thread.started", "thread_id": "t-" + tl.case_id}
         else:
@@ -186,8 +201,13 @@ class _Renderer:
     def finish(self, end: float) -> bytes:
         tl = self.tl
         if tl.fmt == "claude-stream-json":
-            data: Any = {"type": "result", "subtype": "success", "is_error": False, "num_turns": self.n,
-                         "total_cost_usd": round(0.01 * self.n, 4)}
+            data: Any = {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "num_turns": self.n,
+                "total_cost_usd": round(0.01 * self.n, 4),
+            }
         elif tl.fmt == "claude-transcript":
             data = {"type": "summary", "summary": "recording ends", "leafUuid": f"u{self.n}"}
         elif tl.fmt == "codex-json":
@@ -222,17 +242,45 @@ class _Renderer:
         lines = []
         extra: dict[str, Any] = {}
         if transcript:
-            extra = {"cwd": self.tl.workdir, "sessionId": "s-" + self.tl.case_id, "isSidechain": False,
-                     "version": "2.1.39", "timestamp": format_ts(op.ts)}
+            extra = {
+                "cwd": self.tl.workdir,
+                "sessionId": "s-" + self.tl.case_id,
+                "isSidechain": False,
+                "version": "2.1.39",
+                "timestamp": format_ts(op.ts),
+            }
         if self.n % 4 == 0:  # a thinking/text block on its own line, sharing the message id and usage
-            lines.append(self._env(op.ts, {"type": "assistant", "message": {
-                "id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": [{"type": "text", "text": "Let me check that."}], "usage": usage}, **extra,
-                **({"uuid": f"a{self.n}t"} if transcript else {})}))
-        call = {"type": "assistant", "message": {
-            "id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}], "usage": usage},
-            "parent_tool_use_id": None, **extra}
+            lines.append(
+                self._env(
+                    op.ts,
+                    {
+                        "type": "assistant",
+                        "message": {
+                            "id": mid,
+                            "type": "message",
+                            "role": "assistant",
+                            "model": "claude-sonnet-4-5",
+                            "content": [{"type": "text", "text": "Let me check that."}],
+                            "usage": usage,
+                        },
+                        **extra,
+                        **({"uuid": f"a{self.n}t"} if transcript else {}),
+                    },
+                )
+            )
+        call = {
+            "type": "assistant",
+            "message": {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}],
+                "usage": usage,
+            },
+            "parent_tool_use_id": None,
+            **extra,
+        }
         if transcript:
             call["uuid"] = f"a{self.n}"
         lines.append(self._env(op.ts, call))
@@ -242,8 +290,12 @@ class _Renderer:
         done = op.ts + 2
         user: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [result]}}
         if transcript:
-            user.update(extra, uuid=f"r{self.n}", timestamp=format_ts(done),
-                        toolUseResult={"stdout": op.output, "stderr": "", "interrupted": False})
+            user.update(
+                extra,
+                uuid=f"r{self.n}",
+                timestamp=format_ts(done),
+                toolUseResult={"stdout": op.output, "stderr": "", "interrupted": False},
+            )
         else:
             user["tool_use_result"] = {"stdout": op.output, "stderr": ""}
         lines.append(self._env(done, user))
@@ -259,9 +311,20 @@ class _Renderer:
         iid = f"item_{self.n}"
         if op.tool in ("Edit", "Write"):
             kind = "add" if op.tool == "Write" and op.path not in self.tl.tracked else "update"
-            return [self._env(op.ts, {"type": "item.completed", "item": {
-                "id": iid, "type": "file_change", "status": "completed",
-                "changes": [{"path": self._abs(op.path), "kind": kind}]}})]
+            return [
+                self._env(
+                    op.ts,
+                    {
+                        "type": "item.completed",
+                        "item": {
+                            "id": iid,
+                            "type": "file_change",
+                            "status": "completed",
+                            "changes": [{"path": self._abs(op.path), "kind": kind}],
+                        },
+                    },
+                )
+            ]
         if op.tool == "Read":
             command = f"sed -n '1,200p' {op.path}"
         elif op.tool == "BashOutput":
@@ -269,12 +332,19 @@ class _Renderer:
         else:
             command = op.command or ""
         wrapped = "/bin/bash -lc " + shlex.quote(command)
-        started = {"id": iid, "type": "command_execution", "command": wrapped, "aggregated_output": "",
-                   "exit_code": None, "status": "in_progress"}
-        completed = dict(started, aggregated_output=op.output, exit_code=1 if op.is_error else 0,
-                         status="completed")
-        return [self._env(op.ts, {"type": "item.started", "item": started}),
-                self._env(op.ts + 2, {"type": "item.completed", "item": completed})]
+        started = {
+            "id": iid,
+            "type": "command_execution",
+            "command": wrapped,
+            "aggregated_output": "",
+            "exit_code": None,
+            "status": "in_progress",
+        }
+        completed = dict(started, aggregated_output=op.output, exit_code=1 if op.is_error else 0, status="completed")
+        return [
+            self._env(op.ts, {"type": "item.started", "item": started}),
+            self._env(op.ts + 2, {"type": "item.completed", "item": completed}),
+        ]
 
     def _generic(self, op: _Op) -> list[bytes]:
         data: dict[str, Any] = {"tool": op.tool}

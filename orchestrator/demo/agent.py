@@ -16,7 +16,8 @@ from pathlib import Path
 
 import orjson
 
-from orchestrator.corpus.case import LineCounter, load_case, read_events, read_snapshots
+from orchestrator.corpus.case import load_case
+from orchestrator.corpus.recorded import LineCounter, read_events, read_snapshots
 from orchestrator.infra.errors import UserError
 from spiral.model import Snapshot
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from orchestrator.buckets import PROJECT_ROOT, BucketsFile
 from orchestrator.config import UserConfig
-from orchestrator.corpus.case import read_tracked
+from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier

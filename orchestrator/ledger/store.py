@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.case import LineCounter, read_events
+from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import home, runs_dir
 from orchestrator.ledger.spend import DEFAULT_PRICES, SpendCounter

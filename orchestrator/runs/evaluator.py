@@ -13,8 +13,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.corpus.case import parse_snapshot_line, whole_lines
+from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
+from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.spend import SpendCounter
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector

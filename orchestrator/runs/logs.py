@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.case import whole_lines
+from orchestrator.infra.lines import whole_lines
 from orchestrator.record import state_file
 from spiral.adapters import make_adapter
 from spiral.envelope import parse_envelope

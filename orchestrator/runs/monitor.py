@@ -14,7 +14,7 @@ from typing import Any
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
-from orchestrator.corpus.case import read_tracked
+from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir

@@ -3,6 +3,7 @@
 Each takes the run's tool calls (with times) and its timing, and returns the
 elapsed minute at which it would have alerted, or None.
 """
+
 from __future__ import annotations
 
 import random
@@ -30,6 +31,7 @@ Baseline = Callable[[RunShape], float | None]
 
 def heartbeat(limit_s: float = 1800.0) -> Baseline:
     """Alert when the log has been silent for `limit_s` (the liveness check most setups have)."""
+
     def run(r: RunShape) -> float | None:
         last = r.started_at
         for c in r.calls:
@@ -37,20 +39,25 @@ def heartbeat(limit_s: float = 1800.0) -> Baseline:
                 return r.minute(last + limit_s)
             last = c.ts
         return r.minute(last + limit_s) if r.ended_at - last >= limit_s else None
+
     return run
 
 
 def wall_clock_cap() -> Baseline:
     """Alert when the run passes its bucket's stuck time."""
+
     def run(r: RunShape) -> float | None:
         return r.stuck_min if (r.ended_at - r.started_at) / 60.0 >= r.stuck_min else None
+
     return run
 
 
 def step_cap(n: int) -> Baseline:
     """Alert at the n-th tool call."""
+
     def run(r: RunShape) -> float | None:
         return r.minute(r.calls[n - 1].ts) if len(r.calls) >= n else None
+
     return run
 
 
@@ -62,6 +69,7 @@ def _identity(c: ToolCall) -> tuple[str, str]:
 
 def consecutive_repeats(k: int) -> Baseline:
     """Alert when the same call (tool and exact command or path) comes k times in a row."""
+
     def run(r: RunShape) -> float | None:
         prev, streak = None, 0
         for c in r.calls:
@@ -71,16 +79,19 @@ def consecutive_repeats(k: int) -> Baseline:
             if streak >= k:
                 return r.minute(c.ts)
         return None
+
     return run
 
 
 def random_pager(rate: float, seed: str) -> Baseline:
     """Pages a run with probability `rate`, at a uniformly random moment of it (seeded per run)."""
+
     def run(r: RunShape) -> float | None:
         rng = random.Random(zlib.crc32(f"{seed}:{r.started_at}:{len(r.calls)}".encode()))
         if rng.random() >= rate:
             return None
         return round(rng.uniform(0, (r.ended_at - r.started_at) / 60.0), 2)
+
     return run
 
 

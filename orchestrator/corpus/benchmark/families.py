@@ -5,6 +5,7 @@ its scenarios varies the bucket, the log format, the timings and the noise,
 deterministically from (family, index). Labels go into `scenario.json`
 beside `case.yaml`: must it page, which signal should, and from when.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.timeline import Timeline
 from orchestrator.corpus.behaviours import productive, repo
+from orchestrator.corpus.timeline import Timeline
 from spiral.settings import Settings
 
 FORMATS = ("claude-stream-json", "claude-transcript", "codex-json", "generic")
@@ -45,6 +46,7 @@ def family(name: str, positive: bool, description: str) -> Callable[..., Any]:
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         FAMILIES.append(Family(name, positive, description, fn))
         return fn
+
     return register
 
 
@@ -67,7 +69,10 @@ def _negative() -> Labels:
 
 # ---- positives ----------------------------------------------------------------------------
 
-@family("versioned-repros", True, "repro_v1.py, repro_v2.py, ... rerun with tweaked flags; the real module is left alone")
+
+@family(
+    "versioned-repros", True, "repro_v1.py, repro_v2.py, ... rerun with tweaked flags; the real module is left alone"
+)
 def _versioned(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> Labels:
     onset = _onset(rng, expected, soft)
     productive(tl, 0.5, onset, rng, new_files=False)
@@ -85,7 +90,9 @@ def _versioned(tl: Timeline, rng: random.Random, expected: float, soft: float, s
     return _positive("repetition", onset, soft, stuck)
 
 
-@family("tracked-test-rerun", True, "one tracked test file rerun again and again, with edits to one module between runs")
+@family(
+    "tracked-test-rerun", True, "one tracked test file rerun again and again, with edits to one module between runs"
+)
 def _tracked_rerun(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> Labels:
     onset = _onset(rng, expected, soft)
     productive(tl, 0.5, onset, rng)
@@ -117,7 +124,9 @@ def _poll_shell(tl: Timeline, rng: random.Random, expected: float, soft: float, 
     return _positive("polling", onset, soft, stuck)
 
 
-@family("bg-poll-native", True, "a background shell read with the agent's own BashOutput/TaskOutput tool, over and over")
+@family(
+    "bg-poll-native", True, "a background shell read with the agent's own BashOutput/TaskOutput tool, over and over"
+)
 def _poll_native(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> Labels:
     onset = _late_or_early(rng, expected, soft)
     productive(tl, 0.5, onset, rng)
@@ -139,8 +148,16 @@ def _until(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck
     tl.bash(onset, "make build > /tmp/build.log 2>&1 &")
     t = onset + 0.3
     while t < stuck + 3:
-        tl.bash(t, rng.choice(["until grep -q DONE /tmp/build.log; do sleep 10; done",
-                               "until [ -s /tmp/build.done ]; do sleep 5; done"]), output="(timed out)")
+        tl.bash(
+            t,
+            rng.choice(
+                [
+                    "until grep -q DONE /tmp/build.log; do sleep 10; done",
+                    "until [ -s /tmp/build.done ]; do sleep 5; done",
+                ]
+            ),
+            output="(timed out)",
+        )
         t += rng.uniform(1.0, 2.0)
     return _positive("polling", onset, soft, stuck)
 
@@ -157,7 +174,9 @@ def _pingpong(tl: Timeline, rng: random.Random, expected: float, soft: float, st
     return _positive("repetition", onset, soft, stuck)
 
 
-@family("debris-flat-tree", True, "tmp_/debug_/scratch_ files pile up while varied commands run; no declared output moves")
+@family(
+    "debris-flat-tree", True, "tmp_/debug_/scratch_ files pile up while varied commands run; no declared output moves"
+)
 def _debris(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> Labels:
     onset = _onset(rng, expected, soft)
     tl.outputs = ["src/app/core.py"]
@@ -168,13 +187,19 @@ def _debris(tl: Timeline, rng: random.Random, expected: float, soft: float, stuc
             n += 1
             tl.write(t, f"{rng.choice(['tmp_', 'debug_', 'scratch_'])}probe{n}.py")
         else:
-            tl.bash(t, rng.choice(["ls -la", "git diff", "python -c 'import app'", "env | sort",
-                                   "grep -rn TODO src", "which python"]))
+            tl.bash(
+                t,
+                rng.choice(
+                    ["ls -la", "git diff", "python -c 'import app'", "env | sort", "grep -rn TODO src", "which python"]
+                ),
+            )
         t += rng.uniform(0.5, 1.2)
     return _positive("debris", onset, soft, stuck)
 
 
-@family("interleaved-loop", True, "run an agent-made script, peek at another file, run it again, with a new args each time")
+@family(
+    "interleaved-loop", True, "run an agent-made script, peek at another file, run it again, with a new args each time"
+)
 def _interleaved(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> Labels:
     onset = _onset(rng, expected, soft)
     productive(tl, 0.5, onset, rng)
@@ -190,12 +215,15 @@ def _interleaved(tl: Timeline, rng: random.Random, expected: float, soft: float,
 
 # ---- hard negatives --------------------------------------------------------------------------
 
+
 def _end(rng: random.Random, soft: float, stuck: float) -> float:
     """Negatives end inside the soft band (most) or just past stuck (a slow but healthy run)."""
     return round(rng.uniform(soft + 1, stuck - 1) if rng.random() < 0.8 else stuck + 5, 1)
 
 
-@family("tdd-changing-failures", False, "edit a module, run its test, read the failure; modules rotate, failures change")
+@family(
+    "tdd-changing-failures", False, "edit a module, run its test, read the failure; modules rotate, failures change"
+)
 def _tdd(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> tuple[Labels, float]:
     end = _end(rng, soft, stuck)
     mods = ["core", "cli", "store", "config"]
@@ -316,7 +344,9 @@ def _newtests(tl: Timeline, rng: random.Random, expected: float, soft: float, st
     return _negative(), end
 
 
-@family("retry-transient", False, "a network-flaky command retried two or three times, then it succeeds and work goes on")
+@family(
+    "retry-transient", False, "a network-flaky command retried two or three times, then it succeeds and work goes on"
+)
 def _retry(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> tuple[Labels, float]:
     end = _end(rng, soft, stuck)
     t, n = 0.5, 0
@@ -331,14 +361,20 @@ def _retry(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck
     return _negative(), end
 
 
-@family("slow-but-productive", False, "a healthy run that crosses into the soft band, new files touched every few minutes")
+@family(
+    "slow-but-productive", False, "a healthy run that crosses into the soft band, new files touched every few minutes"
+)
 def _slow(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> tuple[Labels, float]:
     end = _end(rng, soft, stuck)
     productive(tl, 0.5, end, rng, step=rng.uniform(1.2, 2.2))
     return _negative(), end
 
 
-@family("repeat-by-design", False, "a benchmarking ticket rerunning a tracked bench script by design, with per-ticket overrides")
+@family(
+    "repeat-by-design",
+    False,
+    "a benchmarking ticket rerunning a tracked bench script by design, with per-ticket overrides",
+)
 def _bydesign(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> tuple[Labels, float]:
     end = _end(rng, soft, stuck)
     tl.tracked["bench.sh"] = b"#!/bin/sh\n"
@@ -358,6 +394,7 @@ def _bydesign(tl: Timeline, rng: random.Random, expected: float, soft: float, st
 
 # ---- writing scenarios --------------------------------------------------------------------------
 
+
 def scenario_id(fam: Family, i: int) -> str:
     return f"{fam.name}-{i:03d}"
 
@@ -371,7 +408,7 @@ def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Sett
     expected, soft, stuck = b.expected_min, b.soft_start_min, b.stuck_min
     tl = Timeline(scenario_id(fam, i), fmt, bucket, f"{fam.description} (benchmark family {fam.name})", repo())
     built = fam.build(tl, rng, expected, soft, stuck)
-    labels, end = (built if isinstance(built, tuple) else (built, stuck + 3))
+    labels, end = built if isinstance(built, tuple) else (built, stuck + 3)
     tl.expect = {"spiral": labels.must_page}
     if labels.window:
         tl.expect.update(notify_after_min=labels.window[0], notify_before_min=labels.window[1])
@@ -379,15 +416,23 @@ def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Sett
         tl.expect["signals"] = [labels.signal]
     folder = out / tl.case_id
     tl.write_case(folder, end)
-    meta = {"family": fam.name, "positive": fam.positive, "must_page": labels.must_page,
-            "signal": labels.signal, "onset_min": labels.onset_min,
-            "window": list(labels.window) if labels.window else None, "bucket": bucket, "format": fmt}
+    meta = {
+        "family": fam.name,
+        "positive": fam.positive,
+        "must_page": labels.must_page,
+        "signal": labels.signal,
+        "onset_min": labels.onset_min,
+        "window": list(labels.window) if labels.window else None,
+        "bucket": bucket,
+        "format": fmt,
+    }
     (folder / "scenario.json").write_text(json.dumps(meta, indent=1) + "\n")
     return folder
 
 
-def generate(out: Path, per_family: int, seed: int = 0, families: list[str] | None = None,
-             settings: Settings | None = None) -> list[Path]:
+def generate(
+    out: Path, per_family: int, seed: int = 0, families: list[str] | None = None, settings: Settings | None = None
+) -> list[Path]:
     chosen = [f for f in FAMILIES if not families or f.name in families]
     return [write_scenario(f, i, out, seed, settings) for f in chosen for i in range(per_family)]
 

@@ -1,4 +1,5 @@
 """Benchmark arithmetic: confusion counts, timing, attribution, Wilson intervals (pure)."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """What the detector makes of real recorded logs (../shared/real-traces)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,8 +11,12 @@ from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.settings import Settings
 
-_FORMAT_BY_FOLDER = {"claude-stream-json": "claude-stream-json", "claude-transcript": "claude-transcript",
-                     "codex-exec-json": "codex-json", "codex-rollout": "codex-json"}
+_FORMAT_BY_FOLDER = {
+    "claude-stream-json": "claude-stream-json",
+    "claude-transcript": "claude-transcript",
+    "codex-exec-json": "codex-json",
+    "codex-rollout": "codex-json",
+}
 
 
 def scan(root: Path, raw_buckets: dict[str, Any], bucket: str = "medium") -> list[dict[str, Any]]:
@@ -31,9 +36,14 @@ def scan(root: Path, raw_buckets: dict[str, Any], bucket: str = "medium") -> lis
             start, end = timed[0][0], timed[-1][0]
             det = Detector(settings, bucket=bucket, started_at=start, workdir=workdir)
             walk = drive(TickWalk(start, end, settings.tick_s, det, []), timeline)
-            out.append({"file": f"{folder}/{path.name}", "format": fmt,
-                        "tool_calls": sum(len(calls) for _, calls in timeline),
-                        "minutes": round((end - start) / 60, 1),
-                        "first_fired_min": dict(sorted(walk.first_fired.items(), key=lambda kv: kv[1])),
-                        "paged_at_min": round(walk.notified.elapsed_min, 2) if walk.notified else None})
+            out.append(
+                {
+                    "file": f"{folder}/{path.name}",
+                    "format": fmt,
+                    "tool_calls": sum(len(calls) for _, calls in timeline),
+                    "minutes": round((end - start) / 60, 1),
+                    "first_fired_min": dict(sorted(walk.first_fired.items(), key=lambda kv: kv[1])),
+                    "paged_at_min": round(walk.notified.elapsed_min, 2) if walk.notified else None,
+                }
+            )
     return out

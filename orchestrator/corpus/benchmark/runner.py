@@ -1,6 +1,7 @@
 """Run the detection benchmark: generate the families, replay every scenario
 through our detector, its ablations and the baselines, and score them side by side.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import baselines, families
 from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
-from orchestrator.corpus.case import (
-    LineCounter, distinct_snapshots, load_case, read_events, read_snapshots, read_tracked,
-)
-from orchestrator.buckets import BucketsFile
-from orchestrator.infra.errors import UserError
+from orchestrator.corpus.case import load_case
+from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.corpus.replay import TickWalk, drive
+from orchestrator.infra.errors import UserError
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
@@ -41,10 +41,15 @@ class Loaded:
 
 
 def _detect(case: Any, settings: Settings, loaded: Loaded) -> tuple[float | None, set[str]]:
-    det = Detector(settings, bucket=case.bucket, started_at=case.started_at, tracked=loaded.tracked,
-                   outputs=case.outputs, workdir=case.workdir)
-    walk = drive(TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, det, loaded.snaps),
-                 loaded.timeline)
+    det = Detector(
+        settings,
+        bucket=case.bucket,
+        started_at=case.started_at,
+        tracked=loaded.tracked,
+        outputs=case.outputs,
+        workdir=case.workdir,
+    )
+    walk = drive(TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, det, loaded.snaps), loaded.timeline)
     paged = walk.notified
     return (round(paged.elapsed_min, 2) if paged else None), set(walk.fired)
 
@@ -56,13 +61,17 @@ def _one(args: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
     timeline = [(ts, adapter.feed(ts, data)) for ts, data in read_events(folder / "events.jsonl", counter)]
-    loaded = Loaded(meta, timeline, distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter)),
-                    read_tracked(folder / "tracked.txt"))
+    loaded = Loaded(
+        meta,
+        timeline,
+        distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter)),
+        read_tracked(folder / "tracked.txt"),
+    )
     results: dict[str, Any] = {}
     base = Settings.from_mapping(raw_buckets, case.overrides or None)
     paged, fired = _detect(case, base, loaded)
     results[OURS] = (paged, meta["signal"] in fired if meta["signal"] else None)
-    for name, label in zip(SIGNAL_NAMES, ABLATIONS):
+    for name, label in zip(SIGNAL_NAMES, ABLATIONS, strict=True):
         off = merge(case.overrides or {}, {"signals": {name: {"weight": 0}}})
         p, f = _detect(case, Settings.from_mapping(raw_buckets, off), loaded)
         results[label] = (p, meta["signal"] in f if meta["signal"] else None)
@@ -70,12 +79,17 @@ def _one(args: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
     shape = baselines.RunShape(case.started_at, case.ended_at, base.bucket(case.bucket).stuck_min, calls)
     for name, fn in baselines.BASELINES.items():
         results[name] = (fn(shape), None)
-    return {"id": case.id, "meta": meta, "results": results,
-            "shape": (case.started_at, case.ended_at, len(calls))}
+    return {"id": case.id, "meta": meta, "results": results, "shape": (case.started_at, case.ended_at, len(calls))}
 
 
-def run(per_family: int = 40, seed: int = 0, jobs: int | None = None, keep: Path | None = None,
-        progress: Callable[[str], None] | None = None, real_traces: Path | None = None) -> dict[str, Any]:
+def run(
+    per_family: int = 40,
+    seed: int = 0,
+    jobs: int | None = None,
+    keep: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+    real_traces: Path | None = None,
+) -> dict[str, Any]:
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
@@ -98,14 +112,20 @@ def run(per_family: int = 40, seed: int = 0, jobs: int | None = None, keep: Path
             rows = [_one(x) for x in items]
         t_eval = time.perf_counter() - t1
         detector_runs = len(rows) * (1 + len(ABLATIONS))
-        say(f"replayed them through {1 + len(ABLATIONS)} detector variants and {len(baselines.BASELINES)} "
-            f"baselines ({t_eval:.1f} s, {detector_runs / t_eval:,.0f} detector replays/s)")
+        say(
+            f"replayed them through {1 + len(ABLATIONS)} detector variants and {len(baselines.BASELINES)} "
+            f"baselines ({t_eval:.1f} s, {detector_runs / t_eval:,.0f} detector replays/s)"
+        )
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
     report = _report(rows)
-    report["timing"] = {"generate_s": round(t_gen, 2), "evaluate_s": round(t_eval, 2),
-                        "scenarios_per_s": round(len(rows) / t_eval, 1), "total_s": round(time.perf_counter() - t0, 2)}
+    report["timing"] = {
+        "generate_s": round(t_gen, 2),
+        "evaluate_s": round(t_eval, 2),
+        "scenarios_per_s": round(len(rows) / t_eval, 1),
+        "total_s": round(time.perf_counter() - t0, 2),
+    }
     if real_traces is not None and real_traces.is_dir():
         from orchestrator.corpus.benchmark.realtraces import scan
 
@@ -118,8 +138,16 @@ def _outcomes(rows: list[dict[str, Any]], name: str) -> list[Outcome]:
     for r in rows:
         m = r["meta"]
         paged, attributed = r["results"][name]
-        out.append(Outcome(m["family"], m["must_page"], paged, m["onset_min"],
-                           tuple(m["window"]) if m["window"] else None, attributed))
+        out.append(
+            Outcome(
+                m["family"],
+                m["must_page"],
+                paged,
+                m["onset_min"],
+                tuple(m["window"]) if m["window"] else None,
+                attributed,
+            )
+        )
     return out
 
 
@@ -153,12 +181,22 @@ def _r(x: float | None) -> float | None:
 def _score_row(name: str, s: Score) -> dict[str, Any]:
     rlo, rhi = s.recall_interval()
     flo, fhi = s.fpr_interval()
-    return {"detector": name, "tp": s.tp, "fp": s.fp, "tn": s.tn, "fn": s.fn,
-            "precision": _r(s.precision), "recall": _r(s.recall), "fpr": _r(s.fpr),
-            "recall_ci_by_family": [_r(rlo), _r(rhi)], "fpr_ci_by_family": [_r(flo), _r(fhi)],
-            "median_minutes_onset_to_page": _r(s.median_delay), "pages_before_window": s.early,
-            "pages_after_window": s.late,
-            "attribution": _r(s.attributed / s.attributable) if s.attributable else None}
+    return {
+        "detector": name,
+        "tp": s.tp,
+        "fp": s.fp,
+        "tn": s.tn,
+        "fn": s.fn,
+        "precision": _r(s.precision),
+        "recall": _r(s.recall),
+        "fpr": _r(s.fpr),
+        "recall_ci_by_family": [_r(rlo), _r(rhi)],
+        "fpr_ci_by_family": [_r(flo), _r(fhi)],
+        "median_minutes_onset_to_page": _r(s.median_delay),
+        "pages_before_window": s.early,
+        "pages_after_window": s.late,
+        "attribution": _r(s.attributed / s.attributable) if s.attributable else None,
+    }
 
 
 def _family_row(fam: str, rows: list[dict[str, Any]], ours: Score) -> dict[str, Any]:
@@ -169,10 +207,19 @@ def _family_row(fam: str, rows: list[dict[str, Any]], ours: Score) -> dict[str, 
     k = len(paged)
     lo, hi = wilson(k, n)
     attributed = [r for r in paged if r["results"][OURS][1]]
-    in_window = [r for r in paged if r["meta"]["window"] and
-                 r["meta"]["window"][0] <= r["results"][OURS][0] <= r["meta"]["window"][1]]
-    return {"family": fam, "positive": positive, "scenarios": n, "paged": k,
-            "rate": _r(k / n), "ci": [_r(lo), _r(hi)],
-            "signal": mine[0]["meta"]["signal"],
-            "attributed": len(attributed) if positive else None,
-            "paged_in_window": len(in_window) if positive else None}
+    in_window = [
+        r
+        for r in paged
+        if r["meta"]["window"] and r["meta"]["window"][0] <= r["results"][OURS][0] <= r["meta"]["window"][1]
+    ]
+    return {
+        "family": fam,
+        "positive": positive,
+        "scenarios": n,
+        "paged": k,
+        "rate": _r(k / n),
+        "ci": [_r(lo), _r(hi)],
+        "signal": mine[0]["meta"]["signal"],
+        "attributed": len(attributed) if positive else None,
+        "paged_in_window": len(in_window) if positive else None,
+    }

@@ -1,0 +1,100 @@
+"""A recorded run's files, read: envelopes (events.jsonl), clone snapshots (workspace.jsonl), tracked.txt.
+
+Torn or garbage lines are skipped and counted, never fatal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from spiral.model import Snapshot
+from spiral.porcelain import parse_porcelain
+from spiral.timestamps import parse_ts
+
+
+class LineCounter:
+    """Counts lines that were skipped as unreadable."""
+
+    def __init__(self) -> None:
+        self.skipped = 0
+
+
+def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]:
+    """(ts, native payload) per readable envelope line; bad lines are counted."""
+    if not path.exists():
+        return
+    # the hottest loop of a replay: parse_envelope inlined, one orjson call a line
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                obj = loads(line)
+            except decode_error:
+                if line.strip():
+                    counter.skipped += 1
+                continue
+            if type(obj) is dict and "data" in obj:
+                ts = parse_ts(obj.get("ts"))
+                if ts is not None:
+                    yield ts, obj["data"]
+                    continue
+            counter.skipped += 1
+
+
+def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
+    if not path.exists():
+        return
+    memo: dict[str, dict[str, str]] = {}
+    with path.open("rb") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            snap = parse_snapshot_line(line, memo)
+            if snap is None:
+                counter.skipped += 1
+                continue
+            yield snap
+
+
+def distinct_snapshots(snaps: Iterator[Snapshot]) -> list[Snapshot]:
+    """Snapshots that differ from the one before: an unchanged clone tells the detector nothing."""
+    out: list[Snapshot] = []
+    for snap in snaps:
+        if out and snap.status == out[-1].status and snap.hashes == out[-1].hashes:
+            continue
+        out.append(snap)
+    return out
+
+
+def parse_snapshot_line(line: bytes, memo: dict[str, dict[str, str]] | None = None) -> Snapshot | None:
+    """One workspace.jsonl line; `memo` reuses the parse of a repeated porcelain text."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("porcelain"), str):
+        return None
+    ts = parse_ts(obj.get("ts"))
+    if ts is None:
+        return None
+    hashes = obj.get("hashes") or {}
+    if not isinstance(hashes, dict):
+        return None
+    text = obj["porcelain"]
+    status = memo.get(text) if memo is not None else None
+    if status is None:
+        status = parse_porcelain(text)
+        if memo is not None:
+            memo.clear()  # only the previous snapshot is worth remembering
+            memo[text] = status
+    return Snapshot(ts, status, {k: v for k, v in hashes.items() if isinstance(v, str)})
+
+
+def read_tracked(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    return [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln]

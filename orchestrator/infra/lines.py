@@ -1,0 +1,34 @@
+"""Whole lines of a file that is still being appended to, read from a byte offset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+_CHUNK = 4 << 20
+
+
+def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
+    """(line, offset after it) for whole lines after `offset`, read in chunks.
+
+    A torn last line is left for the next call, once its newline arrives.
+    """
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        fh.seek(offset)
+        pending = b""
+        while chunk := fh.read(_CHUNK):
+            data = pending + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            pos = offset
+            for line in data[: cut + 1].splitlines(keepends=True):
+                pos += len(line)
+                yield line, pos
+            offset = pos
+            pending = data[cut + 1 :]
