@@ -420,7 +420,7 @@ def grow_logs(run_dirs: list[Path], lines: int) -> float:
 
 
 def tool_calls_seen(run_dirs: list[Path]) -> list[int]:
-    return [int((state_file.read(d).get("spiral") or {}).get("tool_calls") or 0) for d in run_dirs]
+    return [state_file.read(d).spiral.tool_calls for d in run_dirs]
 
 
 def drop_caches(run_dirs: list[Path]) -> None:
@@ -460,7 +460,7 @@ def proc_refs(run_dirs: list[Path], key: str) -> list[proc.ProcRef]:
     refs = []
     for run_dir in run_dirs:
         try:
-            ref = proc.ProcRef.from_dict(state_file.read(run_dir).get(key))
+            ref = getattr(state_file.read(run_dir), key)
         except UserError:
             continue
         if ref is not None:
@@ -553,10 +553,10 @@ def leftovers(bench: Bench) -> tuple[list[proc.ProcRef], list[proc.ProcRef], lis
 
 def report_kill(bench: Bench, total: float, each: list[float]) -> None:
     section("kill every run (orchestrator.runs.kill.kill_run) and look for survivors")
-    states = [state_file.read(d).get("state") for d in bench.run_dirs]
+    states = [state_file.read(d).state for d in bench.run_dirs]
     row(f"kill {len(bench.run_dirs)} runs, {KILLERS} at a time", secs(total))
     row("  one kill_run", spread(each))
-    codes = [state_file.read(d).get("exit_code") for d in bench.run_dirs]
+    codes = [state_file.read(d).exit_code for d in bench.run_dirs]
     tally = ", ".join(f"{c}: {codes.count(c)}" for c in sorted(set(codes), key=str))
     row("agent exit codes recorded (code: runs)", tally)
     if -signal.SIGTERM in codes:
@@ -610,7 +610,7 @@ def cleanup(bench: Bench) -> None:
 
 def _state(run_dir: Path) -> str | None:
     try:
-        return state_file.read(run_dir).get("state")
+        return state_file.read(run_dir).state
     except UserError:
         return None
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import orjson
 
-from orchestrator.infra.atomic import write_text_atomic
 from orchestrator.infra.errors import UserError
+from orchestrator.record.case_file import write_case
+from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS, make_adapter
 from spiral.envelope import make_envelope, parse_envelope
 from spiral.settings import BUCKET_NAMES
@@ -111,7 +112,7 @@ def import_log(
         if parsed is not None:
             calls += len(adapter.feed(*parsed))
     out.mkdir(parents=True)
-    (out / "events.jsonl").write_bytes(b"".join(envelopes))
+    CaseFiles(out).events.write_bytes(b"".join(envelopes))
     case = {
         "id": cid,
         "description": f"Imported from {file.name} ({calls} tool calls). Label: "
@@ -125,11 +126,5 @@ def import_log(
     }
     if workdir:
         case["workdir"] = workdir
-    write_text_atomic(out / "case.yaml", _dump_case(case))
+    write_case(out, case)
     return {"lines": lines, "tool_calls": calls, "skipped": skipped + adapter.skipped, "minutes": (prev - first) / 60}
-
-
-def _dump_case(case: dict[str, Any]) -> str:
-    import yaml
-
-    return yaml.safe_dump(case, sort_keys=False, allow_unicode=True, width=100)

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
+from orchestrator.record.case_file import write_case
+from orchestrator.record.layout import CaseFiles
 from spiral.timestamps import format_ts, parse_ts
 
 FORMATS = ("claude-stream-json", "claude-transcript", "codex-json", "generic")
@@ -128,9 +129,10 @@ class Timeline:
             snaps.append(self._snapshot(next_snap, fs))
             next_snap += self.snapshot_every_s
         events.append(render.finish(end))
-        (folder / "events.jsonl").write_bytes(b"".join(events))
-        (folder / "workspace.jsonl").write_bytes(b"".join(snaps))
-        (folder / "tracked.txt").write_text("".join(p + "\n" for p in sorted(self.tracked)))
+        files = CaseFiles(folder)
+        files.events.write_bytes(b"".join(events))
+        files.workspace.write_bytes(b"".join(snaps))
+        files.tracked.write_text("".join(p + "\n" for p in sorted(self.tracked)))
         case = {
             "id": self.case_id,
             "description": self.description,
@@ -143,7 +145,8 @@ class Timeline:
             "overrides": self.overrides,
             "expect": self.expect,
         }
-        (folder / "case.yaml").write_text(yaml.safe_dump(case, sort_keys=False, width=88))
+        # the scripted corpus is ASCII at 88 columns: tools/build_corpus.py must reproduce it byte for byte
+        write_case(files, case, width=88, ascii_only=True)
 
     def _snapshot(self, ts: float, fs: dict[str, bytes]) -> bytes:
         lines, hashes = [], {}

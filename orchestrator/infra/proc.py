@@ -7,8 +7,10 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
 
+import msgspec
 import psutil
 
 # psutil's create_time() is rounded differently across calls on some systems
@@ -35,11 +37,21 @@ def run(
     check: bool = True,
     input_bytes: bytes | None = None,
     timeout: float = 120,
+    env: dict[str, str] | None = None,
 ) -> tuple[int, bytes, bytes]:
-    """Run a command to completion; (rc, stdout, stderr). Raises CommandError when check fails."""
+    """Run a command to completion; (rc, stdout, stderr). Raises CommandError when check fails.
+
+    `env` adds to the clean environment; stdin is empty unless `input_bytes` is given.
+    A command past `timeout` raises subprocess.TimeoutExpired.
+    """
     try:
         p = subprocess.run(
-            list(argv), cwd=cwd, input=input_bytes, capture_output=True, env=clean_env(), timeout=timeout
+            list(argv),
+            cwd=cwd,
+            input=input_bytes if input_bytes is not None else b"",
+            capture_output=True,
+            env=clean_env(env),
+            timeout=timeout,
         )
     except FileNotFoundError:
         raise CommandError(argv, 127, "", f"{argv[0]}: command not found") from None
@@ -48,9 +60,42 @@ def run(
     return p.returncode, p.stdout, p.stderr
 
 
-@dataclass(frozen=True)
-class ProcRef:
-    """A process as recorded at launch: pid alone is not an identity (pids are reused)."""
+def spawn_detached(argv: Sequence[str], *, cwd: Path, log: Path) -> int:
+    """Start a process in its own session that outlives us; stdout and stderr appended to `log`. Its pid."""
+    with log.open("ab") as out:
+        p = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+            env=clean_env(),
+        )
+    return p.pid
+
+
+def start_piped(
+    argv: Sequence[str], *, cwd: Path, stderr: IO[bytes], env: dict[str, str] | None = None, stdin_pipe: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start a child in its own session with stdout piped to us (its output is read line by line)."""
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=clean_env(env),
+        start_new_session=True,
+    )
+
+
+class ProcRef(msgspec.Struct, frozen=True):
+    """A process as recorded at launch: pid alone is not an identity (pids are reused).
+
+    Stored as is in the run record (`{"pid": ..., "create_time": ...}`).
+    """
 
     pid: int
     create_time: float
@@ -58,15 +103,6 @@ class ProcRef:
     @classmethod
     def of(cls, pid: int) -> ProcRef:
         return cls(pid, psutil.Process(pid).create_time())
-
-    def to_dict(self) -> dict[str, float]:
-        return {"pid": self.pid, "create_time": self.create_time}
-
-    @classmethod
-    def from_dict(cls, d: object) -> ProcRef | None:
-        if isinstance(d, dict) and isinstance(d.get("pid"), int) and isinstance(d.get("create_time"), (int, float)):
-            return cls(d["pid"], float(d["create_time"]))
-        return None
 
     def process(self) -> psutil.Process | None:
         """The live process, or None when gone, a zombie, or a different process on a reused pid."""

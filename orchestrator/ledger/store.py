@@ -8,13 +8,12 @@ short-lived and opening retries for a few seconds before giving up.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,8 +21,11 @@ from typing import Any
 
 from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home, runs_dir
 from orchestrator.ledger.spend import DEFAULT_PRICES, SpendCounter
+from orchestrator.record import state_file
+from orchestrator.record.layout import EVENTS, RunDir
 from spiral.adapters import make_adapter
 from spiral.timestamps import parse_ts
 
@@ -102,34 +104,28 @@ def connect(read_only: bool = False) -> Iterator[Any]:
     import duckdb  # ~80 ms to import: only for the commands that need the ledger
 
     path = ledger_path()
+    with ExitStack() as stack:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(held(path.parent / (path.name + ".lock"), timeout=OPEN_RETRY_S))
+        except LockBusy:
+            raise UserError(f"{path}: ledger busy for {OPEN_RETRY_S:g} s (another command holds it)") from None
+        except OSError as exc:
+            raise UserError(f"{path.parent}: cannot use it as the state folder: {exc.strerror}") from None
+        yield stack.enter_context(_connection(duckdb, path, read_only))
+
+
+@contextmanager
+def _connection(duckdb: Any, path: Path, read_only: bool) -> Iterator[Any]:
+    if read_only and not path.exists():
+        read_only = False  # nothing to read yet: create it
+    con = _open(duckdb, path, read_only)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = (path.parent / (path.name + ".lock")).open("a")
-    except OSError as exc:
-        raise UserError(f"{path.parent}: cannot use it as the state folder: {exc.strerror}") from None
-    with lock:
-        _wait_for_lock(lock, path)
-        if read_only and not path.exists():
-            read_only = False  # nothing to read yet: create it
-        con = _open(duckdb, path, read_only)
-        try:
-            if not read_only:
-                migrate(con)
-            yield con
-        finally:
-            con.close()
-
-
-def _wait_for_lock(lock: Any, path: Path) -> None:
-    deadline = time.monotonic() + OPEN_RETRY_S
-    while True:
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise UserError(f"{path}: ledger busy for {OPEN_RETRY_S:g} s (another command holds it)") from None
-            time.sleep(0.02)
+        if not read_only:
+            migrate(con)
+        yield con
+    finally:
+        con.close()
 
 
 def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
@@ -178,7 +174,7 @@ def migrate(con: Any) -> None:
 
 
 @dataclass
-class RunRecord:
+class LedgerRows:
     row: dict[str, Any]
     signals: list[tuple[str, bool]]
     notices: list[tuple[str, bool, int, datetime | None, str | None]]
@@ -214,84 +210,58 @@ def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
     return scan
 
 
-def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]) -> RunRecord | None:
+def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]) -> LedgerRows | None:
     """The ledger's view of one run folder, or None when its state.json is unreadable."""
+    rd = RunDir(run_dir)
     try:
-        state_path = run_dir / "state.json"
-        state = json.loads(state_path.read_text(encoding="utf-8"))
-        mtime = state_path.stat().st_mtime
-    except (OSError, ValueError):
+        record = state_file.read(rd)
+        mtime = rd.state_json.stat().st_mtime
+    except (OSError, UserError):
         return None
-    if not isinstance(state, dict):
-        return None
-    events = run_dir / "events.jsonl"
-    size = events.stat().st_size if events.exists() else 0
-    scan = scan_log(
-        events,
-        str(state.get("format") or "generic"),
-        state.get("model") if isinstance(state.get("model"), str) else None,
-    )
-    spend = scan.spend
-    cost, unpriced = spend.spend.cost(prices)
-    spiral: dict[str, Any] = state["spiral"] if isinstance(state.get("spiral"), dict) else {}
-    started, ended = parse_ts(state.get("started_at")), parse_ts(state.get("ended_at"))
-    scale = state.get("time_scale") or 1.0
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        return None
-    scale = float(scale)
-    wall = (ended - started) * scale / 60 if started is not None and ended is not None else None
+    size = rd.events.stat().st_size if rd.events.exists() else 0
+    scan = scan_log(rd.events, record.format or "generic", record.model)
+    spend = scan.spend.spend
+    cost, unpriced = spend.cost(prices)
+    spiral = record.spiral
+    started, ended = parse_ts(record.started_at), parse_ts(record.ended_at)
+    wall = (ended - started) * record.time_scale / 60 if started is not None and ended is not None else None
     row = {
-        "run_id": run_dir.name,
-        "ticket_id": state.get("ticket_id"),
-        "bucket": state.get("bucket"),
-        "agent": state.get("agent"),
-        "format": state.get("format"),
-        "state": state.get("state"),
-        "reason": state.get("reason"),
-        "created_at": _when(state.get("created_at")),
-        "started_at": _when(state.get("started_at")),
-        "ended_at": _when(state.get("ended_at")),
+        "run_id": rd.run_id,
+        "ticket_id": record.ticket_id,
+        "bucket": record.bucket,
+        "agent": record.agent,
+        "format": record.format,
+        "state": record.state,
+        "reason": record.reason,
+        "created_at": _when(record.created_at),
+        "started_at": _when(record.started_at),
+        "ended_at": _when(record.ended_at),
         "wall_min": round(wall, 3) if wall is not None else None,
-        "time_scale": scale,
-        "exit_code": state.get("exit_code") if isinstance(state.get("exit_code"), int) else None,
+        "time_scale": record.time_scale,
+        "exit_code": record.exit_code,
         "tool_calls": scan.tool_calls,
-        "tripped_at_min": spiral.get("tripped_at_min"),
-        "notified": bool(spiral.get("notified")),
+        "tripped_at_min": spiral.tripped_at_min,
+        "notified": spiral.notified,
         "state_mtime": mtime,
         "events_size": size,
         "indexed_at": datetime.now(UTC).replace(tzinfo=None),
-        "input_tokens": spend.spend.input_tokens,
-        "output_tokens": spend.spend.output_tokens,
-        "cache_read_tokens": spend.spend.cache_read_tokens,
-        "cache_write_tokens": spend.spend.cache_write_tokens,
+        "input_tokens": spend.input_tokens,
+        "output_tokens": spend.output_tokens,
+        "cache_read_tokens": spend.cache_read_tokens,
+        "cache_write_tokens": spend.cache_write_tokens,
         "cost_usd": cost,
         "unpriced_models": ",".join(unpriced) or None,
     }
-    seen = set(spiral.get("signals_seen") or []) | set(state.get("hints") or [])
-    paged = set(spiral.get("page_signals") or [])
+    seen = set(spiral.signals_seen) | set(record.hints)
+    paged = set(spiral.page_signals)
     signals = [(s, s in paged) for s in sorted(seen | paged)]
-    notices = []
-    for event, rec in (state.get("notices") or {}).items():
-        if isinstance(rec, dict):
-            notices.append(
-                (
-                    event,
-                    bool(rec.get("delivered")),
-                    int(rec.get("attempts") or 0),
-                    _when(rec.get("delivered_at")),
-                    rec.get("last_error"),
-                )
-            )
+    notices = [
+        (event, n.delivered, n.attempts, _when(n.delivered_at), n.last_error) for event, n in record.notices.items()
+    ]
     ending = None
-    if state.get("ended_at"):
-        reason = state.get("reason")
-        ending = (
-            str(state.get("state")),
-            reason if isinstance(reason, str) else None,
-            _when(state.get("ended_at")),
-            row["exit_code"] if isinstance(row["exit_code"], int) else None,
-        )
-    return RunRecord(row, signals, notices, ending)
+    if record.ended_at:
+        ending = (record.state, record.reason, _when(record.ended_at), record.exit_code)
+    return LedgerRows(row, signals, notices, ending)
 
 
 # ---- refresh / rebuild -------------------------------------------------------------------
@@ -333,13 +303,14 @@ def refresh(
     else:
         stale_all = set()
     # read the folders with no connection held, so other commands are not locked out meanwhile
-    records: list[RunRecord] = []
+    records: list[LedgerRows] = []
     present = set()
     for i, folder in enumerate(folders):
         present.add(folder.name)
         try:
-            mtime = (folder / "state.json").stat().st_mtime
-            size = (folder / "events.jsonl").stat().st_size if (folder / "events.jsonl").exists() else 0
+            files = RunDir(folder)
+            mtime = files.state_json.stat().st_mtime
+            size = files.events.stat().st_size if files.events.exists() else 0
         except OSError:
             stats.unreadable += 1
             continue
@@ -416,7 +387,7 @@ def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
     with connect(read_only=True) as con:
-        files = sorted(str(p) for p in runs_dir().glob("*/events.jsonl")) if runs_dir().is_dir() else []
+        files = sorted(str(p) for p in runs_dir().glob(f"*/{EVENTS}")) if runs_dir().is_dir() else []
         if files:
             # an explicit file list, not a glob: a state folder's own path may hold [ or *
             listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)

@@ -20,7 +20,7 @@ from typing import Any
 from orchestrator.config import UserConfig
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.proc import clean_env
+from orchestrator.infra.proc import CommandError, run
 
 EVENTS = ("spiral", "stalled", "failed", "succeeded", "killed", "lost")
 ENDINGS = frozenset(EVENTS[1:])
@@ -118,20 +118,18 @@ class Notifier:
         return out
 
     def _hook(self, event: str, title: str, body: str, env: dict[str, str]) -> str | None:
-        full = clean_env({**env, "ORCH_EVENT": event, "ORCH_TITLE": title, "ORCH_MESSAGE": body})
+        extra = {**env, "ORCH_EVENT": event, "ORCH_TITLE": title, "ORCH_MESSAGE": body}
         try:
-            p = subprocess.run(
-                list(self.command), env=full, stdin=subprocess.DEVNULL, capture_output=True, timeout=HOOK_TIMEOUT_S
-            )
-        except FileNotFoundError:
-            return f"notify command not found: {self.command[0]}"
+            rc, _, err = run(list(self.command), check=False, env=extra, timeout=HOOK_TIMEOUT_S)
         except OSError as exc:
             return f"notify command could not run: {self.command[0]}: {exc.strerror}"
         except subprocess.TimeoutExpired:
             return f"notify command timed out after {HOOK_TIMEOUT_S} s"
-        if p.returncode != 0:
-            tail = p.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            return f"notify command exited {p.returncode}: {tail[0][:200]}"
+        except CommandError:
+            return f"notify command not found: {self.command[0]}"
+        if rc != 0:
+            tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            return f"notify command exited {rc}: {tail[0][:200]}"
         return None
 
 

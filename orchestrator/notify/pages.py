@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from orchestrator.record.model import RunRecord
 
 MAX_LINE = 220
 MAX_BODY = 1800
@@ -81,21 +82,21 @@ def _finish(lines: list[str]) -> str:
     return "\n".join(out)
 
 
-def spiral_page(state: dict[str, Any], cli: str = "./dev.sh") -> tuple[str, str]:
+def spiral_page(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]:
     """(title, body) of the page for a run that tripped the detector in the soft band."""
-    run = state["run_id"]
-    spiral = state.get("spiral") or {}
-    evidence = list(spiral.get("page_evidence") or spiral.get("evidence") or [])
-    signals = list(spiral.get("page_signals") or spiral.get("signals") or [])
+    run = record.run_id
+    spiral = record.spiral
+    evidence = list(spiral.page_evidence or spiral.evidence)
+    signals = list(spiral.page_signals or spiral.signals)
     wall = evidence.pop() if evidence and evidence[-1].endswith("expected wall-clock") else ""
     title = f"run {run} may be spiraling"
     lines = [
-        f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket, agent {state.get('agent')}): "
-        f"{spiral.get('tripped_at_min', 0):.0f} min in" + (f", {wall}" if wall else "") + "."
+        f"Ticket {record.ticket_id} (run {run}, {record.bucket} bucket, agent {record.agent}): "
+        f"{spiral.tripped_at_min or 0:.0f} min in" + (f", {wall}" if wall else "") + "."
     ]
     lines.append("Signals:")
     lines.extend(f"- {name}: {text}" for name, text in zip(signals, evidence, strict=False))
-    recent = spiral.get("page_recent") or []
+    recent = spiral.page_recent
     if recent:
         lines.append("Last tool calls:")
         lines.extend(f"  {r}" for r in recent)
@@ -105,15 +106,15 @@ def spiral_page(state: dict[str, Any], cli: str = "./dev.sh") -> tuple[str, str]
     return title, _finish(lines)
 
 
-def ending_notice(state: dict[str, Any], event: str, cli: str = "./dev.sh") -> tuple[str, str]:
-    run = state["run_id"]
+def ending_notice(record: RunRecord, event: str, cli: str = "./dev.sh") -> tuple[str, str]:
+    run = record.run_id
     title = ENDING_TITLES.get(event, "run {run}: " + event).format(run=run)
     lines = [
-        f"Ticket {state.get('ticket_id')} (run {run}, {state.get('bucket')} bucket): {event}"
-        + (f": {state['reason']}" if state.get("reason") else "")
+        f"Ticket {record.ticket_id} (run {run}, {record.bucket} bucket): {event}"
+        + (f": {record.reason}" if record.reason else "")
         + "."
     ]
-    hints = state.get("hints") or []
+    hints = record.hints
     if hints:
         lines.append("Spiral signals seen: " + ", ".join(hints))
     lines.append(f"  {cli} logs {run}")

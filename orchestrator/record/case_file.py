@@ -1,4 +1,8 @@
-"""The case.yaml of a run folder, so that a run folder is a corpus case."""
+"""case.yaml: the one writer of a case folder's description (shared/spec/corpus.md).
+
+A run folder is a corpus case, so the run's own case.yaml is written here too,
+from its record.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +12,37 @@ from typing import Any
 import yaml
 
 from orchestrator.infra.atomic import write_text_atomic
+from orchestrator.record.layout import CaseFiles, RunDir
+from orchestrator.record.model import RunRecord
 from spiral.timestamps import format_ts, parse_ts
 
 
-def write_run_case(run_dir: Path, state: dict[str, Any], ended_run_ts: float | None = None) -> None:
-    started = parse_ts(state["started_at"]) or 0.0
+def case_text(case: dict[str, Any], *, width: int = 100, ascii_only: bool = False) -> str:
+    """A case mapping as YAML, keys in the order given."""
+    return yaml.safe_dump(case, sort_keys=False, width=width, allow_unicode=not ascii_only)
+
+
+def write_case(folder: CaseFiles | Path, case: dict[str, Any], *, width: int = 100, ascii_only: bool = False) -> None:
+    files = folder if isinstance(folder, CaseFiles) else CaseFiles(folder)
+    write_text_atomic(files.case_yaml, case_text(case, width=width, ascii_only=ascii_only))
+
+
+def write_run_case(run: RunDir | Path, record: RunRecord, ended_run_ts: float | None = None) -> None:
+    rd = RunDir.of(run)
+    started = parse_ts(record.started_at) or 0.0
     ended = ended_run_ts if ended_run_ts is not None else started
-    spiral = state.get("spiral") or {}
+    why = f" ({record.reason})" if record.reason else ""
     case = {
-        "id": state["run_id"],
-        "description": f"Live run of ticket {state['ticket_id']} with agent {state['agent']}: "
-        f"{state.get('state')}{' (' + state['reason'] + ')' if state.get('reason') else ''}.",
-        "format": state["format"],
-        "bucket": state["bucket"],
+        "id": record.run_id,
+        "description": f"Live run of ticket {record.ticket_id} with agent {record.agent}: {record.state}{why}.",
+        "format": record.format,
+        "bucket": record.bucket,
         "started_at": format_ts(started),
         "ended_at": format_ts(max(started, ended)),
-        "outputs": list(state.get("outputs") or []),
-        "workdir": str(run_dir / "clone"),
-        "overrides": state.get("overrides") or {},
+        "outputs": list(record.outputs),
+        "workdir": str(rd.clone),
+        "overrides": record.overrides,
         # the observed outcome; a person relabels it when adding the run to the corpus
-        "expect": {"spiral": bool(spiral.get("tripped_in_soft_band"))},
+        "expect": {"spiral": record.spiral.tripped_in_soft_band},
     }
-    write_text_atomic(run_dir / "case.yaml", yaml.safe_dump(case, sort_keys=False, width=100))
+    write_case(rd, case)

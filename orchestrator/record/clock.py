@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from spiral.timestamps import format_ts, parse_ts
+
+if TYPE_CHECKING:
+    from orchestrator.record.model import RunRecord
 
 
 class RunClock:
@@ -13,9 +16,9 @@ class RunClock:
         self.scale = scale
 
     @classmethod
-    def of(cls, state: dict[str, Any]) -> RunClock:
-        started = parse_ts(state.get("started_at")) or parse_ts(state.get("created_at")) or 0.0
-        return cls(started, float(state.get("time_scale") or 1.0))
+    def of(cls, record: RunRecord) -> RunClock:
+        started = parse_ts(record.started_at) or parse_ts(record.created_at) or 0.0
+        return cls(started, record.time_scale or 1.0)
 
     def at(self, real_now: float) -> float:
         """Run time (epoch seconds on the run's clock) at a real moment."""

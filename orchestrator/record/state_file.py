@@ -1,4 +1,4 @@
-"""state.json: a run's single source of truth, written atomically under a lock.
+"""state.json: a run's record, read and written atomically under the run's lock.
 
 Several processes touch a run (its supervisor, `status`, `watch`, `kill`);
 every read-modify-write holds the run's lock file and re-reads inside it.
@@ -6,20 +6,19 @@ every read-modify-write holds the run's lock file and re-reads inside it.
 
 from __future__ import annotations
 
-import fcntl
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from orchestrator.infra.atomic import write_text_atomic
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.lock import held
+from orchestrator.record.layout import RunDir
+from orchestrator.record.model import ACTIVE, ENDED, VERSION, RecordError, RunRecord, from_builtins, to_builtins
 
-STATE_VERSION = 1
-ACTIVE = ("launching", "running")
-ENDED = ("succeeded", "failed", "stalled", "killed", "lost")
+__all__ = ["ACTIVE", "ENDED", "end", "locked", "read", "update", "utcnow", "write"]
 
 
 def utcnow() -> str:
@@ -27,49 +26,48 @@ def utcnow() -> str:
 
 
 @contextmanager
-def locked(run_dir: Path) -> Iterator[None]:
-    with (run_dir / ".lock").open("a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+def locked(run: RunDir | Path) -> Iterator[None]:
+    with held(RunDir.of(run).lock):
+        yield
 
 
-def read(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "state.json"
+def read(run: RunDir | Path) -> RunRecord:
+    rd = RunDir.of(run)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(rd.state_json.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UserError(f"{run_dir.name}: no state.json in {run_dir}") from None
+        raise UserError(f"{rd.run_id}: no state.json in {rd.path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError(f"{path}: state file is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: state file is not a JSON object")
-    return data
+        raise UserError(f"{rd.state_json}: state file is not valid JSON") from None
+    try:
+        return from_builtins(raw, rd.run_id)
+    except RecordError as exc:
+        raise UserError(f"{rd.state_json}: {exc}") from None
 
 
-def write(run_dir: Path, state: dict[str, Any]) -> None:
-    state["version"] = STATE_VERSION
-    state["updated_at"] = utcnow()
-    write_text_atomic(run_dir / "state.json", json.dumps(state, indent=2, sort_keys=True) + "\n")
+def write(run: RunDir | Path, record: RunRecord) -> None:
+    record.version = VERSION
+    record.updated_at = utcnow()
+    text = json.dumps(to_builtins(record), indent=2, sort_keys=True) + "\n"
+    write_text_atomic(RunDir.of(run).state_json, text)
 
 
-def update(run_dir: Path, change: Callable[[dict[str, Any]], bool | None]) -> dict[str, Any]:
-    """Apply `change` to the current state under the lock; it returns False to skip the write."""
-    with locked(run_dir):
-        state = read(run_dir)
-        if change(state) is not False:
-            write(run_dir, state)
-        return state
+def update(run: RunDir | Path, change: Callable[[RunRecord], bool | None]) -> RunRecord:
+    """Apply `change` to the current record under the lock; it returns False to skip the write."""
+    with locked(run):
+        record = read(run)
+        if change(record) is not False:
+            write(run, record)
+        return record
 
 
-def end(state: dict[str, Any], how: str, reason: str, **extra: Any) -> bool:
+def end(record: RunRecord, how: str, reason: str, *, exit_code: int | None = None) -> bool:
     """Record an ending once: a run that already ended keeps its first ending."""
-    if state.get("state") in ENDED:
-        return False
-    state["state"] = how
-    state["reason"] = reason
-    state["ended_at"] = utcnow()
-    state.update(extra)
+    changed = False
+    if exit_code is not None and record.exit_code is None:
+        record.exit_code = exit_code
+        changed = True
+    if record.ended:
+        return changed
+    record.state, record.reason, record.ended_at = how, reason, utcnow()
     return True

@@ -17,6 +17,7 @@ from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.spend import SpendCounter
+from orchestrator.record.layout import CaseFiles
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import parse_envelope
@@ -60,12 +61,12 @@ def _brief(call: ToolCall) -> str:
     return f"{call.tool} {what[:150]}".rstrip() + (" [error]" if call.is_error else "")
 
 
-def catch_up(cached: Cached, run_dir: Path) -> int:
+def catch_up(cached: Cached, files: CaseFiles) -> int:
     """Feed what the run's files gained since the last call; returns new tool calls."""
     before = cached.detector.calls
     det, adapter = cached.detector, cached.adapter
     snaps = []
-    for line, end in whole_lines(run_dir / "workspace.jsonl", cached.workspace_offset):
+    for line, end in whole_lines(files.workspace, cached.workspace_offset):
         cached.workspace_offset = end
         if not line.strip():
             continue
@@ -75,7 +76,7 @@ def catch_up(cached: Cached, run_dir: Path) -> int:
         else:
             snaps.append(snap)
     j = 0
-    for line, end in whole_lines(run_dir / "events.jsonl", cached.events_offset):
+    for line, end in whole_lines(files.events, cached.events_offset):
         cached.events_offset = end
         if not line.strip():
             continue

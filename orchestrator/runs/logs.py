@@ -9,6 +9,7 @@ from typing import Any
 
 from orchestrator.infra.lines import whole_lines
 from orchestrator.record import state_file
+from orchestrator.record.layout import RunDir
 from spiral.adapters import make_adapter
 from spiral.envelope import parse_envelope
 from spiral.model import ToolCall
@@ -26,10 +27,11 @@ def describe(call: ToolCall, started: float) -> str:
 
 
 def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dict[str, Any]]:
-    state: dict[str, Any] = state_file.read(run_dir)
-    adapter = make_adapter(state["format"], str(run_dir / "clone"))
-    started = parse_ts(state.get("started_at")) or 0.0
-    path = run_dir / "events.jsonl"
+    rd = RunDir.of(run_dir)
+    record = state_file.read(rd)
+    adapter = make_adapter(str(record.format), str(rd.clone))
+    started = parse_ts(record.started_at) or 0.0
+    path = rd.events
     offset = 0
     while True:
         for line, end in whole_lines(path, offset):
@@ -49,7 +51,7 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dic
                 }
         if not follow:
             return
-        if state_file.read(run_dir).get("state") in state_file.ENDED:
+        if state_file.read(rd).ended:
             if not path.exists() or path.stat().st_size == offset:
                 return
         time.sleep(poll_s)

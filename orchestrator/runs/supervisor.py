@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ import orjson
 from orchestrator.infra import git, proc
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
+from orchestrator.record.layout import RunDir
+from orchestrator.record.model import ENDED, RunRecord
 from spiral.envelope import make_envelope
 
 _STDERR_TAIL = 400
@@ -71,78 +74,81 @@ def _agent_version(cmd: list[str], clone: Path) -> str | None:
     return text[0][:200] if rc == 0 and text else None
 
 
-def supervise(run_dir: Path) -> int:
-    clone = run_dir / "clone"
-    me = proc.ProcRef.of(os.getpid())
-
-    def register(s: dict[str, Any]) -> bool:
-        if s.get("state") != "launching" or s.get("stop_requested"):
+def _register(me: proc.ProcRef) -> Callable[[RunRecord], bool]:
+    def change(r: RunRecord) -> bool:
+        if r.state != "launching" or r.stop_requested is not None:
             return False  # stopped before the agent started: there is nothing to supervise
-        s["supervisor"] = me.to_dict()
+        r.supervisor = me
         return True
 
-    state = state_file.update(run_dir, register)
-    if state.get("supervisor") != me.to_dict():
-        return 0
-    clock = RunClock.of(state)
-    argv = list(state["argv"])
-    version = _agent_version(list(state.get("version_command") or []), clone)
-    stdin_mode = subprocess.PIPE if state.get("prompt_mode") == "stdin" else subprocess.DEVNULL
-    stderr_path = run_dir / "agent.stderr"
-    try:
-        with stderr_path.open("wb") as err_fh:
-            child = subprocess.Popen(
-                argv,
-                cwd=clone,
-                stdin=stdin_mode,
-                stdout=subprocess.PIPE,
-                stderr=err_fh,
-                env=proc.clean_env(state.get("env") or {}),
-                start_new_session=True,
-            )
-    except OSError as exc:
-        why = "agent binary not found" if isinstance(exc, FileNotFoundError) else "agent could not start"
-        _finish(run_dir, clock, "failed", f"{why}: {argv[0]}: {exc.strerror}")
-        return 1
-    agent = proc.ProcRef.of(child.pid)
+    return change
 
-    def started(s: dict[str, Any]) -> bool:
-        s["agent_pid"] = agent.to_dict()
-        if s.get("state") == "launching" and not s.get("stop_requested"):
-            s.update(state="running", agent_version=version)
+
+def _started(agent: proc.ProcRef, version: str | None) -> Callable[[RunRecord], bool]:
+    def change(r: RunRecord) -> bool:
+        r.agent_pid = agent
+        if r.state == "launching" and r.stop_requested is None:
+            r.state, r.agent_version = "running", version
         return True
 
-    state = state_file.update(run_dir, started)
-    if state.get("state") != "running":
-        proc.kill_tree(agent)  # a stop arrived while the agent was starting
-    if stdin_mode == subprocess.PIPE and child.stdin is not None:
-        try:
-            child.stdin.write(str(state.get("prompt", "")).encode())
-            child.stdin.close()
-        except BrokenPipeError:
-            pass
-    every = float(state.get("snapshot_every_s") or 30.0) / clock.scale
-    snapper = Snapshotter(clone, run_dir / "workspace.jsonl", clock, every)
-    snapper.take()
-    snapper.start()
+    return change
+
+
+def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock) -> None:
+    """Each non-blank output line of the agent, as a timestamped envelope, flushed as it comes."""
     assert child.stdout is not None
-    with (run_dir / "events.jsonl").open("ab") as events:
+    with events.open("ab") as out:
         for line in child.stdout:
             if not line.strip():
                 continue
-            events.write(_envelope(clock.iso(time.time()), line))
-            events.flush()
+            out.write(_envelope(clock.iso(time.time()), line))
+            out.flush()
+
+
+def _ending(rc: int, stderr_path: Path) -> tuple[str, str]:
+    if rc == 0:
+        return "succeeded", "agent exited 0"
+    if rc < 0:
+        return "failed", f"agent killed by signal {signal.Signals(-rc).name}"
+    return "failed", f"agent exited {rc}" + _stderr_hint(stderr_path)
+
+
+def supervise(run_dir: Path) -> int:
+    rd = RunDir.of(run_dir)
+    me = proc.ProcRef.of(os.getpid())
+    record = state_file.update(rd, _register(me))
+    if record.supervisor != me:
+        return 0
+    clock = RunClock.of(record)
+    version = _agent_version(record.version_command, rd.clone)
+    stdin_pipe = record.prompt_mode == "stdin"
+    try:
+        with rd.agent_stderr.open("wb") as err_fh:
+            child = proc.start_piped(record.argv, cwd=rd.clone, stderr=err_fh, env=record.env, stdin_pipe=stdin_pipe)
+    except OSError as exc:
+        why = "agent binary not found" if isinstance(exc, FileNotFoundError) else "agent could not start"
+        _finish(rd, clock, "failed", f"{why}: {record.argv[0]}: {exc.strerror}")
+        return 1
+    agent = proc.ProcRef.of(child.pid)
+    record = state_file.update(rd, _started(agent, version))
+    if record.state != "running":
+        proc.kill_tree(agent)  # a stop arrived while the agent was starting
+    if stdin_pipe and child.stdin is not None:
+        try:
+            child.stdin.write((record.prompt or "").encode())
+            child.stdin.close()
+        except BrokenPipeError:
+            pass
+    snapper = Snapshotter(rd.clone, rd.workspace, clock, (record.snapshot_every_s or 30.0) / clock.scale)
+    snapper.take()
+    snapper.start()
+    _capture(child, rd.events, clock)
     rc = child.wait()
     snapper.stop_event.set()
     snapper.join(timeout=5)
     snapper.take()
-    if rc == 0:
-        how, reason = "succeeded", "agent exited 0"
-    elif rc < 0:
-        how, reason = "failed", f"agent killed by signal {signal.Signals(-rc).name}"
-    else:
-        how, reason = "failed", f"agent exited {rc}" + _stderr_hint(stderr_path)
-    _finish(run_dir, clock, how, reason, exit_code=rc)
+    how, reason = _ending(rc, rd.agent_stderr)
+    _finish(rd, clock, how, reason, exit_code=rc)
     return 0
 
 
@@ -154,38 +160,31 @@ def _stderr_hint(path: Path) -> str:
     return f": {tail[-1][:200]}" if tail else ""
 
 
-def _finish(run_dir: Path, clock: RunClock, how: str, reason: str, **extra: Any) -> None:
+def _finish(rd: RunDir, clock: RunClock, how: str, reason: str, exit_code: int | None = None) -> None:
     """Record the ending, unless someone asked for this stop (kill, stall) and so names it."""
 
-    def change(s: dict[str, Any]) -> bool:
-        req = s.get("stop_requested")
-        changed = False
-        if isinstance(req, dict) and req.get("as") in state_file.ENDED:
-            changed = state_file.end(s, req["as"], str(req.get("reason", "")), **extra)
-        else:
-            changed = state_file.end(s, how, reason, **extra)
-        if "exit_code" in extra and s.get("exit_code") is None:
-            s["exit_code"] = extra["exit_code"]
-            changed = True
-        return changed
+    def change(r: RunRecord) -> bool:
+        req = r.stop_requested
+        if req is not None and req.end_as in ENDED:
+            return state_file.end(r, req.end_as, req.reason, exit_code=exit_code)
+        return state_file.end(r, how, reason, exit_code=exit_code)
 
-    state = state_file.update(run_dir, change)
-    case_file.write_run_case(run_dir, state, clock.at(time.time()))
+    record = state_file.update(rd, change)
+    case_file.write_run_case(rd, record, clock.at(time.time()))
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: python -m orchestrator.runs.supervisor RUN_DIR\n")
         return 2
-    run_dir = Path(argv[1])
+    rd = RunDir(Path(argv[1]))
     try:
-        return supervise(run_dir)
+        return supervise(rd.path)
     except Exception as exc:
-        state = state_file.read(run_dir)
-        agent = proc.ProcRef.from_dict(state.get("agent_pid"))
-        if agent is not None:
-            proc.kill_tree(agent)  # nobody would capture its output or record its end
-        _finish(run_dir, RunClock.of(state), "failed", f"supervisor error: {type(exc).__name__}: {exc}")
+        record = state_file.read(rd)
+        if record.agent_pid is not None:
+            proc.kill_tree(record.agent_pid)  # nobody would capture its output or record its end
+        _finish(rd, RunClock.of(record), "failed", f"supervisor error: {type(exc).__name__}: {exc}")
         raise
 
 

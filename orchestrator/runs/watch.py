@@ -4,15 +4,15 @@ liveness enforced, and what is due is sent. Only one watcher runs at a time.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
 from orchestrator.runs import monitor
@@ -20,26 +20,23 @@ from orchestrator.runs import monitor
 
 @contextmanager
 def single_watcher() -> Iterator[None]:
+    """Hold the state folder's watcher lock, or say who does: the holder writes its pid into the lock file."""
     root = home()
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / "watch.lock"
-    fh = path.open("a+")
-    try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.seek(0)
-        holder = fh.read().strip() or "unknown"
-        fh.close()
-        raise UserError(f"another watcher is already running (pid {holder}); stop it first or use it") from None
-    try:
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
+    pid_file = root / "watch.lock"
+    with ExitStack() as stack:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(held(root / "watch.lock", timeout=0))
+        except LockBusy:
+            try:
+                holder = pid_file.read_text(encoding="utf-8").strip() or "unknown"
+            except OSError:
+                holder = "unknown"
+            raise UserError(f"another watcher is already running (pid {holder}); stop it first or use it") from None
+        except OSError as exc:
+            raise UserError(f"{root}: cannot use it as the state folder: {exc.strerror}") from None
+        pid_file.write_text(str(os.getpid()), encoding="utf-8")  # in place: the lock is on this very file
         yield
-    finally:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-        fh.close()
 
 
 def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[monitor.RunView]:

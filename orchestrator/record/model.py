@@ -1,0 +1,196 @@
+"""The run record (`state.json`) as types, with its versions and migrations.
+
+Nothing outside `orchestrator/record/` reads the JSON by key: every reader
+gets a `RunRecord`. The file keeps one shape per `version`; an older file is
+migrated when read (and written back in the current shape on the next
+change), a newer one is refused rather than silently truncated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import msgspec
+
+from orchestrator.infra.proc import ProcRef
+
+VERSION = 2
+# a positive, finite number (msgspec refuses NaN and infinities for a bounded float)
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+ACTIVE = ("launching", "running")
+ENDED = ("succeeded", "failed", "stalled", "killed", "lost")
+
+
+class RecordError(ValueError):
+    """A state.json that cannot be read as a run record (the message says why)."""
+
+
+class StopRequest(msgspec.Struct, kw_only=True):
+    """A stop somebody asked for (kill, liveness): its ending is recorded as `end_as`."""
+
+    end_as: str = msgspec.field(name="as")
+    reason: str = ""
+    at: str | None = None
+
+
+class Claim(msgspec.Struct):
+    """A sender's lease on a notice, so that racing senders send it once."""
+
+    pid: int
+    create_time: float
+    expires: float = 0.0
+
+    @property
+    def holder(self) -> ProcRef:
+        return ProcRef(self.pid, self.create_time)
+
+
+class Notice(msgspec.Struct, kw_only=True):
+    """One notification of a run (the spiral page, an ending notice) and its delivery."""
+
+    title: str | None = None
+    body: str | None = None
+    attempts: int = 0
+    claim: Claim | None = None
+    channels_done: list[str] = []
+    delivered: bool = False
+    delivered_at: str | None = None
+    last_error: str | None = None
+    last_attempt_at: str | None = None
+    next_attempt_at: float | None = None
+
+
+class SpiralState(msgspec.Struct, kw_only=True):
+    """The detector's latest verdict on a run, and the page it tripped (if any)."""
+
+    region: str = "healthy"
+    signals: list[str] = []
+    suspicion: float = 0.0
+    evidence: list[str] = []
+    signals_seen: list[str] = []
+    skipped_lines: int = 0
+    tool_calls: int = 0
+    tripped_in_soft_band: bool = False
+    tripped_at_min: float | None = None
+    page_signals: list[str] = []
+    page_evidence: list[str] = []
+    page_recent: list[str] = []
+    notified: bool = False
+
+
+class SpendTotals(msgspec.Struct, kw_only=True):
+    """Tokens and dollars of a run; `cost_usd` None means unknown (unpriced), never free."""
+
+    tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+    unpriced_models: list[str] = []
+
+
+class RunRecord(msgspec.Struct, kw_only=True):
+    """Everything the orchestrator knows about one run; the run's single source of truth."""
+
+    version: int = VERSION
+    run_id: str = ""
+    # what was launched
+    ticket_id: str | None = None
+    ticket_path: str | None = None
+    bucket: str | None = None
+    agent: str | None = None
+    format: str | None = None
+    argv: list[str] = []
+    prompt_mode: str = "argument"
+    prompt: str | None = None
+    env: dict[str, str] = {}
+    model: str | None = None
+    version_command: list[str] = []
+    agent_version: str | None = None
+    repo: str | None = None
+    base: str | None = None
+    branch: str | None = None
+    outputs: list[str] = []
+    overrides: dict[str, Any] = {}
+    time_scale: Positive = 1.0
+    snapshot_every_s: Positive = 30.0
+    # the detector settings the run is judged by, frozen at launch
+    settings: dict[str, Any] | None = None
+    # where it stands
+    state: str = "launching"
+    reason: str | None = None
+    created_at: str | None = None
+    started_at: str | None = None
+    spawned_at: str | None = None
+    ended_at: str | None = None
+    updated_at: str | None = None
+    exit_code: int | None = None
+    launcher: ProcRef | None = None
+    supervisor: ProcRef | None = None
+    agent_pid: ProcRef | None = None
+    stop_requested: StopRequest | None = None
+    hints: list[str] = []
+    spiral: SpiralState = msgspec.field(default_factory=SpiralState)
+    notices: dict[str, Notice] = {}
+    spend: SpendTotals | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def ended(self) -> bool:
+        return self.state in ENDED
+
+    def notice(self, event: str) -> Notice:
+        """The record of one notice, created empty on first use."""
+        return self.notices.setdefault(event, Notice())
+
+
+def _from_v1(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 (an untyped dict): same keys, any of them possibly absent or null."""
+    for key in ("spiral", "notices", "overrides", "env"):
+        if raw.get(key) is None:
+            raw.pop(key, None)
+    for key in ("argv", "outputs", "hints", "version_command"):
+        if raw.get(key) is None:
+            raw.pop(key, None)
+    for key in ("time_scale", "snapshot_every_s"):
+        if raw.get(key) is None:
+            raw.pop(key, None)
+    if raw.get("prompt_mode") is None:
+        raw.pop("prompt_mode", None)
+    return raw
+
+
+# version -> the step that turns a record of that version into the next one
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1}
+
+
+def from_builtins(raw: object, run_id: str) -> RunRecord:
+    """A record from parsed JSON, migrated to the current version; RecordError when it cannot be."""
+    if not isinstance(raw, dict):
+        raise RecordError("state file is not a JSON object")
+    version = raw.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise RecordError(f"state file has an unknown version {version!r}")
+    if version > VERSION:
+        raise RecordError(f"state file is version {version}, newer than this orchestrator reads ({VERSION})")
+    while version < VERSION:
+        raw = MIGRATIONS[version](dict(raw))
+        version += 1
+    raw["version"] = VERSION
+    try:
+        record = msgspec.convert(raw, RunRecord)
+    except msgspec.ValidationError as exc:
+        raise RecordError(f"state file is not a valid run record: {exc}") from None
+    if not record.run_id:
+        record.run_id = run_id
+    return record
+
+
+def to_builtins(record: RunRecord) -> dict[str, Any]:
+    out: dict[str, Any] = msgspec.to_builtins(record)
+    return out
