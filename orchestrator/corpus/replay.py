@@ -14,10 +14,11 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import Case, load_case
 from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.infra.errors import UserError
+from orchestrator.record.layout import CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
-from spiral.settings import SIGNAL_NAMES
+from spiral.settings import SIGNAL_NAMES, Settings
 from spiral.verdict import Verdict, json_number
 
 
@@ -58,23 +59,48 @@ class ReplayResult:
         }
 
 
+def walk_recording(
+    settings: Settings,
+    *,
+    bucket: str,
+    start: float,
+    end: float,
+    timeline: Iterable[tuple[float, Any]],
+    to_calls: Callable[[float, Any], list[ToolCall]] | None = None,
+    snaps: list[Snapshot] | None = None,
+    tracked: list[str] | None = None,
+    outputs: tuple[str, ...] | list[str] = (),
+    workdir: str | None = None,
+) -> TickWalk:
+    """A fresh detector walked over a recording on its tick clock: the one replay set-up
+    (replay, eval, the detection benchmark and the real-trace table all use it)."""
+    detector = Detector(
+        settings, bucket=bucket, started_at=start, tracked=tracked or [], outputs=outputs, workdir=workdir
+    )
+    walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or [])
+    return drive(walk, timeline, to_calls)
+
+
 def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     case = load_case(folder)
+    files = CaseFiles(folder)
     settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
-    detector = Detector(
+    adapter = make_adapter(case.format, case.workdir)
+    counter = LineCounter()
+    events = read_events(files.events, counter)
+    walk = walk_recording(
         settings,
         bucket=case.bucket,
-        started_at=case.started_at,
-        tracked=read_tracked(folder / "tracked.txt"),
+        start=case.started_at,
+        end=case.ended_at,
+        timeline=events,
+        to_calls=adapter.feed,
+        snaps=distinct_snapshots(read_snapshots(files.workspace, counter)),
+        tracked=read_tracked(files.tracked),
         outputs=case.outputs,
         workdir=case.workdir,
     )
-    adapter = make_adapter(case.format, case.workdir)
-    counter = LineCounter()
-    snaps = distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter))
-    walk = TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, detector, snaps)
-    events = read_events(folder / "events.jsonl", counter)
-    drive(walk, events, adapter.feed)
+    detector = walk.detector
     for ts, data in events:
         adapter.feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
     notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
@@ -190,7 +216,7 @@ def find_cases(dirs: list[Path]) -> list[Path]:
     for d in dirs:
         if not d.exists():
             raise UserError(f"{d}: no such folder")
-        if (d / "case.yaml").is_file():
+        if CaseFiles(d).is_case():
             found.append(d)
             continue
         found.extend(sorted(p.parent for p in d.rglob("case.yaml")))

@@ -19,9 +19,8 @@ import orjson
 
 from orchestrator.record.case_file import write_case
 from orchestrator.record.layout import CaseFiles
+from spiral.adapters import FORMATS
 from spiral.timestamps import format_ts, parse_ts
-
-FORMATS = ("claude-stream-json", "claude-transcript", "codex-json", "generic")
 
 
 def blob_id(content: bytes) -> str:

@@ -18,9 +18,8 @@ from typing import Any
 
 from orchestrator.corpus.behaviours import productive, repo
 from orchestrator.corpus.timeline import Timeline
+from spiral.adapters import FORMATS
 from spiral.settings import Settings
-
-FORMATS = ("claude-stream-json", "claude-transcript", "codex-json", "generic")
 
 
 @dataclass(frozen=True)

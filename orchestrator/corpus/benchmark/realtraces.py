@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.corpus.importer import read_records, timestamp_records
-from orchestrator.corpus.replay import TickWalk, drive
+from orchestrator.corpus.replay import walk_recording
 from spiral.adapters import make_adapter
-from spiral.detector import Detector
 from spiral.settings import Settings
 
 _FORMAT_BY_FOLDER = {
@@ -34,8 +33,7 @@ def scan(root: Path, raw_buckets: dict[str, Any], bucket: str = "medium") -> lis
             adapter = make_adapter(fmt, workdir)
             timeline = [(ts, adapter.feed(ts, obj)) for ts, obj in timed]
             start, end = timed[0][0], timed[-1][0]
-            det = Detector(settings, bucket=bucket, started_at=start, workdir=workdir)
-            walk = drive(TickWalk(start, end, settings.tick_s, det, []), timeline)
+            walk = walk_recording(settings, bucket=bucket, start=start, end=end, timeline=timeline, workdir=workdir)
             out.append(
                 {
                     "file": f"{folder}/{path.name}",

@@ -20,10 +20,10 @@ from orchestrator.corpus.benchmark import baselines, families
 from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
 from orchestrator.corpus.case import load_case
 from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
-from orchestrator.corpus.replay import TickWalk, drive
+from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra.errors import UserError
+from orchestrator.record.layout import CaseFiles
 from spiral.adapters import make_adapter
-from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
 from spiral.settings import SIGNAL_NAMES, Settings, merge
 
@@ -41,15 +41,17 @@ class Loaded:
 
 
 def _detect(case: Any, settings: Settings, loaded: Loaded) -> tuple[float | None, set[str]]:
-    det = Detector(
+    walk = walk_recording(
         settings,
         bucket=case.bucket,
-        started_at=case.started_at,
+        start=case.started_at,
+        end=case.ended_at,
+        timeline=loaded.timeline,
+        snaps=loaded.snaps,
         tracked=loaded.tracked,
         outputs=case.outputs,
         workdir=case.workdir,
     )
-    walk = drive(TickWalk(case.started_at, case.ended_at, settings.tick_s or 30.0, det, loaded.snaps), loaded.timeline)
     paged = walk.notified
     return (round(paged.elapsed_min, 2) if paged else None), set(walk.fired)
 
@@ -60,12 +62,13 @@ def _one(args: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
     meta = json.loads((folder / "scenario.json").read_text())
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
-    timeline = [(ts, adapter.feed(ts, data)) for ts, data in read_events(folder / "events.jsonl", counter)]
+    files = CaseFiles(folder)
+    timeline = [(ts, adapter.feed(ts, data)) for ts, data in read_events(files.events, counter)]
     loaded = Loaded(
         meta,
         timeline,
-        distinct_snapshots(read_snapshots(folder / "workspace.jsonl", counter)),
-        read_tracked(folder / "tracked.txt"),
+        distinct_snapshots(read_snapshots(files.workspace, counter)),
+        read_tracked(files.tracked),
     )
     results: dict[str, Any] = {}
     base = Settings.from_mapping(raw_buckets, case.overrides or None)
