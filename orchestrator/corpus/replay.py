@@ -14,7 +14,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import Case, load_case
 from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.infra.errors import UserError
-from orchestrator.record.layout import CaseFiles
+from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
@@ -219,7 +219,7 @@ def find_cases(dirs: list[Path]) -> list[Path]:
         if CaseFiles(d).is_case():
             found.append(d)
             continue
-        found.extend(sorted(p.parent for p in d.rglob("case.yaml")))
+        found.extend(sorted(p.parent for p in d.rglob(CASE_YAML)))
     return found
 
 

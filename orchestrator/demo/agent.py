@@ -9,7 +9,6 @@ case's workspace snapshots say. No model, no network, no API key.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,9 @@ import orjson
 
 from orchestrator.corpus.case import load_case
 from orchestrator.corpus.recorded import LineCounter, read_events, read_snapshots
+from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
+from orchestrator.record.layout import CaseFiles
 from spiral.model import Snapshot
 
 
@@ -27,9 +28,11 @@ def _timeline(case_dir: Path) -> tuple[list[tuple[float, str, object]], str, flo
     case = load_case(case_dir)
     counter = LineCounter()
     items: list[tuple[float, str, object]] = [
-        (ts - case.started_at, "log", data) for ts, data in read_events(case_dir / "events.jsonl", counter)
+        (ts - case.started_at, "log", data) for ts, data in read_events(CaseFiles(case_dir).events, counter)
     ]
-    items += [(snap.ts - case.started_at, "fs", snap) for snap in read_snapshots(case_dir / "workspace.jsonl", counter)]
+    items += [
+        (snap.ts - case.started_at, "fs", snap) for snap in read_snapshots(CaseFiles(case_dir).workspace, counter)
+    ]
     items.sort(key=lambda x: (x[0], x[1] == "log"))  # a snapshot before the calls of its moment
     return items, case.workdir or "", case.ended_at - case.started_at
 
@@ -59,7 +62,7 @@ class Workspace:
         self.listed = set(snap.status)
 
     def _restore(self, path: str) -> None:
-        rc = subprocess.run(["git", "checkout", "--", path], cwd=self.root, capture_output=True).returncode
+        rc, _, _ = proc.run(["git", "checkout", "--", path], cwd=self.root, check=False)
         if rc != 0:  # not tracked: it was a new file, and now it is gone
             (self.root / path).unlink(missing_ok=True)
 
@@ -69,7 +72,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--case", required=True, type=Path)
     ap.add_argument("--speed", type=float, default=1.0)
     args = ap.parse_args(argv)
-    if not (args.case / "case.yaml").is_file():
+    if not CaseFiles(args.case).is_case():
         sys.stderr.write(f"demo_agent: {args.case}: not a case folder\n")
         return 2
     try:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EVENTS = "events.jsonl"
+CASE_YAML = "case.yaml"
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class CaseFiles:
 
     @property
     def case_yaml(self) -> Path:
-        return self.path / "case.yaml"
+        return self.path / CASE_YAML
 
     @property
     def events(self) -> Path:
