@@ -7,18 +7,17 @@ import re
 from pathlib import Path
 from typing import Any
 
+from orchestrator import data
 from orchestrator.infra import yamlfile
 from orchestrator.infra.atomic import write_text_atomic
 from orchestrator.infra.errors import UserError
 from spiral.settings import Bucket, Settings, SettingsError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
 
 def buckets_path() -> Path:
-    """`$ORCHESTRATOR_BUCKETS`, else the project's buckets.yaml."""
+    """`$ORCHESTRATOR_BUCKETS`, else the shipped buckets.yaml (in a checkout: ./buckets.yaml itself)."""
     env = os.environ.get("ORCHESTRATOR_BUCKETS")
-    return Path(env) if env else PROJECT_ROOT / "buckets.yaml"
+    return Path(env) if env else data.path("buckets.yaml")
 
 
 class BucketsFile:

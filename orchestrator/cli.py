@@ -100,14 +100,17 @@ def eval_cmd(
 
 
 def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) -> None:
-    from orchestrator.buckets import PROJECT_ROOT
     from orchestrator.corpus.benchmark.render import markdown as to_markdown
     from orchestrator.corpus.benchmark.runner import run
 
     def say(msg: str) -> None:
         sys.stderr.write(f"bench: {msg}\n")
 
-    report = run(per_family, keep=keep, progress=say, real_traces=PROJECT_ROOT.parent / "shared" / "real-traces")
+    # optional, never shipped: only a source checkout has ../shared/real-traces beside it
+    real_traces = Path(__file__).resolve().parent.parent.parent / "shared" / "real-traces"
+    if not real_traces.is_dir():
+        say(f"no real traces at {real_traces}: the real-trace table is skipped")
+    report = run(per_family, keep=keep, progress=say, real_traces=real_traces)
     if as_json:
         _print_json(report)
     elif markdown:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.buckets import PROJECT_ROOT, BucketsFile
+from orchestrator import data
+from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
@@ -83,7 +84,7 @@ def run_demo(
     speed: float = SPEED,
     notifier: Notifier | None = None,
 ) -> list[monitor.RunView]:
-    corpus = PROJECT_ROOT / "corpus"
+    corpus = data.path("demo-cases")  # shipped copies of the two corpus cases (see orchestrator/data)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     folder = home() / "demo" / stamp
     folder.mkdir(parents=True, exist_ok=True)
