@@ -1,0 +1,107 @@
+"""One run folder as the ledger's rows: the run, its signals, notices and ending (read, never written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator.corpus.recorded import LineCounter, read_events
+from orchestrator.infra.errors import UserError
+from orchestrator.ledger.spend import SpendCounter
+from orchestrator.record import state_file
+from orchestrator.record.layout import RunDir
+from spiral.adapters import make_adapter
+from spiral.timestamps import parse_ts
+
+
+@dataclass
+class LedgerRows:
+    row: dict[str, Any]
+    signals: list[tuple[str, bool]]
+    notices: list[tuple[str, bool, int, datetime | None, str | None]]
+    ending: tuple[str, str | None, datetime | None, int | None] | None
+
+
+def _when(value: Any) -> datetime | None:
+    ts = parse_ts(value)
+    return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None) if ts is not None else None
+
+
+@dataclass
+class LogScan:
+    spend: SpendCounter
+    tool_calls: int = 0
+    lines: int = 0
+    unreadable: int = 0
+
+
+def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
+    """Spend and tool calls of one run's log, read from the file itself; torn lines are skipped."""
+    scan = LogScan(SpendCounter(fmt, model))
+    try:
+        adapter = make_adapter(fmt)
+    except ValueError:
+        return scan
+    counter = LineCounter()
+    for ts, data in read_events(events, counter):
+        scan.lines += 1
+        scan.spend.feed(data)
+        scan.tool_calls += len(adapter.feed(ts, data))
+    scan.unreadable = counter.skipped
+    return scan
+
+
+def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]) -> LedgerRows | None:
+    """The ledger's view of one run folder, or None when its state.json is unreadable."""
+    rd = RunDir(run_dir)
+    try:
+        record = state_file.read(rd)
+        mtime = rd.state_json.stat().st_mtime
+    except (OSError, UserError):
+        return None
+    size = rd.events.stat().st_size if rd.events.exists() else 0
+    scan = scan_log(rd.events, record.format or "generic", record.model)
+    spend = scan.spend.spend
+    cost, unpriced = spend.cost(prices)
+    spiral = record.spiral
+    started, ended = parse_ts(record.started_at), parse_ts(record.ended_at)
+    wall = (ended - started) * record.time_scale / 60 if started is not None and ended is not None else None
+    row = {
+        "run_id": rd.run_id,
+        "ticket_id": record.ticket_id,
+        "bucket": record.bucket,
+        "agent": record.agent,
+        "format": record.format,
+        "state": record.state,
+        "reason": record.reason,
+        "created_at": _when(record.created_at),
+        "started_at": _when(record.started_at),
+        "ended_at": _when(record.ended_at),
+        "wall_min": round(wall, 3) if wall is not None else None,
+        "time_scale": record.time_scale,
+        "exit_code": record.exit_code,
+        "tool_calls": scan.tool_calls,
+        "tripped_at_min": spiral.tripped_at_min,
+        "notified": spiral.notified,
+        "state_mtime": mtime,
+        "events_size": size,
+        "indexed_at": datetime.now(UTC).replace(tzinfo=None),
+        "input_tokens": spend.input_tokens,
+        "output_tokens": spend.output_tokens,
+        "cache_read_tokens": spend.cache_read_tokens,
+        "cache_write_tokens": spend.cache_write_tokens,
+        "cost_usd": cost,
+        "unpriced_models": ",".join(unpriced) or None,
+    }
+    seen = set(spiral.signals_seen) | set(record.hints)
+    paged = set(spiral.page_signals)
+    signals = [(s, s in paged) for s in sorted(seen | paged)]
+    notices = [
+        (event, n.delivered, n.attempts, _when(n.delivered_at), n.last_error) for event, n in record.notices.items()
+    ]
+    ending = None
+    if record.ended_at:
+        ending = (record.state, record.reason, _when(record.ended_at), record.exit_code)
+    return LedgerRows(row, signals, notices, ending)
