@@ -16,6 +16,7 @@ from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
+from orchestrator.record.layout import CaseFiles
 from orchestrator.runs import monitor
 from orchestrator.runs.launch import launch
 
@@ -42,7 +43,7 @@ def make_sample_repo(dest: Path, cases: list[Path]) -> None:
     dest.mkdir(parents=True)
     proc.run(["git", "init", "-q", "-b", "main"], cwd=dest)
     for case in cases:
-        for rel in read_tracked(case / "tracked.txt"):
+        for rel in read_tracked(CaseFiles(case).tracked):
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             if not target.exists():
@@ -96,13 +97,13 @@ def run_demo(
     while True:
         views = [monitor.refresh(d, buckets, cfg, notifier=notifier) for d in run_dirs]
         show(views, time.monotonic() - t0)
-        if all(v.state.get("state") not in ("launching", "running") for v in views):
+        if not any(v.record.active for v in views):
             return views
         if time.monotonic() - t0 > TIMEOUT_S:
             from orchestrator.runs.kill import kill_run
 
             for v in views:
-                if v.state.get("state") in ("launching", "running"):
+                if v.record.active:
                     kill_run(v.run_dir, "the demo ran out of time")
             return [monitor.refresh(d, buckets, cfg, notifier=notifier) for d in run_dirs]
         time.sleep(min(0.5, 30.0 / speed))  # at least one look per 30 s of run time
@@ -112,15 +113,15 @@ def summary_lines(views: list[monitor.RunView]) -> list[str]:
     out = []
     for v in views:
         d = v.to_dict()
-        spiral = v.state.get("spiral") or {}
+        spiral = v.record.spiral
         head = f"{d['id']} ({d['ticket']}): {d['state']}"
         if d.get("reason"):
             head += f" ({d['reason']})"
         out.append(head)
-        if spiral.get("tripped_in_soft_band"):
-            out.append(f"  would have paged at {spiral['tripped_at_min']:g} min of {d['expected_min']:g} expected:")
-            out.extend(f"    - {e}" for e in spiral.get("page_evidence", []))
+        if spiral.tripped_in_soft_band:
+            out.append(f"  would have paged at {spiral.tripped_at_min or 0:g} min of {d['expected_min']:g} expected:")
+            out.extend(f"    - {e}" for e in spiral.page_evidence)
         else:
-            seen = ", ".join(spiral.get("signals_seen", [])) or "none"
+            seen = ", ".join(spiral.signals_seen) or "none"
             out.append(f"  no page (signals seen along the way: {seen})")
     return out

@@ -1,0 +1,110 @@
+"""The house rules of docs/architecture.md, checked on the source tree itself."""
+
+from __future__ import annotations
+
+import ast
+import re
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# top to bottom: a unit may import only units below it (and itself)
+LAYERS = [
+    "orchestrator.cli",
+    "orchestrator.tables",
+    "orchestrator.jsonout",
+    "orchestrator.demo",
+    "orchestrator.runs",
+    "orchestrator.notify",
+    "orchestrator.config",
+    "orchestrator.ledger",
+    "orchestrator.corpus",
+    "orchestrator.record",
+    "orchestrator.buckets",
+    "orchestrator.data",
+    "orchestrator.infra",
+    "spiral",
+]
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for top in ("orchestrator", "spiral"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            out.append((".".join(rel.parts).removesuffix(".__init__"), path))
+    return out
+
+
+def _unit(module: str) -> str | None:
+    for unit in LAYERS:
+        if module == unit or module.startswith(unit + "."):
+            return unit
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return {m for m in found if m.split(".")[0] in ("orchestrator", "spiral")}
+
+
+def test_every_import_points_down() -> None:
+    wrong = []
+    for module, path in _modules():
+        src = _unit(module)
+        if src is None:
+            continue
+        for target in _imports(path):
+            dst = _unit(target)
+            if dst is None or dst == src:
+                continue
+            if LAYERS.index(dst) < LAYERS.index(src):
+                wrong.append(f"{module} imports {target} ({dst} is above {src})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_detector_imports_nothing_of_the_orchestrator_and_does_no_io() -> None:
+    banned = re.compile(r"^\s*(import|from)\s+(orchestrator|os|subprocess|time|random|socket|pathlib)\b", re.M)
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "spiral").rglob("*.py") if banned.search(p.read_text())]
+    assert not offenders
+
+
+RUN_FILES = re.compile(
+    r"""["'](events\.jsonl|workspace\.jsonl|tracked\.txt|case\.yaml|state\.json|detector\.pickle|"""
+    r"""supervisor\.log|agent\.stderr)["']"""
+)
+
+
+def test_only_the_record_package_names_run_folder_files() -> None:
+    offenders = []
+    for module, path in _modules():
+        if module.startswith(("orchestrator.record", "spiral")):
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if RUN_FILES.search(line) and not line.lstrip().startswith("#"):
+                offenders.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_every_subprocess_goes_through_the_wrapper() -> None:
+    call = re.compile(r"\bsubprocess\.(run|Popen|call|check_call|check_output)\(")
+    offenders = [
+        str(path.relative_to(ROOT))
+        for module, path in _modules()
+        if module != "orchestrator.infra.proc" and call.search(path.read_text())
+    ]
+    assert not offenders
+
+
+def test_modules_stay_small() -> None:
+    sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for _, p in _modules()}
+    assert statistics.median(sizes.values()) < 150
+    too_big = {k: v for k, v in sizes.items() if v > 400}
+    assert not too_big
