@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from datetime import UTC
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,7 +24,7 @@ app = typer.Typer(
 corpus_app = typer.Typer(help="Recorded runs: turn real agent logs into corpus cases.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (with a version key) instead of a table.")]
 
 
 def _out() -> Console:
@@ -34,8 +33,10 @@ def _out() -> Console:
     return Console(highlight=False, soft_wrap=False, width=width)
 
 
-def _print_json(obj: object) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2) + "\n")
+def _print_json(obj: Mapping[str, Any]) -> None:
+    from orchestrator.jsonout import document
+
+    sys.stdout.write(document(obj))
 
 
 @app.command()
@@ -167,9 +168,7 @@ def launch(
 
     res = do_launch(ticket, load(), BucketsFile())
     if as_json:
-        _print_json(
-            {"version": 1, "run_id": res.run_id, "state": res.state, "reason": res.reason, "run_dir": str(res.run_dir)}
-        )
+        _print_json({"run_id": res.run_id, "state": res.state, "reason": res.reason, "run_dir": str(res.run_dir)})
     else:
         typer.echo(res.run_id)
         if res.state not in ("running", "launching"):
@@ -196,7 +195,7 @@ def status(as_json: JsonOpt = False) -> None:
         if r["error"]:
             sys.stderr.write(f"warning: run {r['id']} could not be checked: {r['error']}\n")
     if as_json:
-        _print_json({"version": 1, "runs": rows})
+        _print_json({"runs": rows})
         return
     if not rows:
         from orchestrator.infra.paths import runs_dir
@@ -243,7 +242,7 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     from orchestrator.runs.monitor import find_run
 
     final = kill_run(find_run(run))
-    typer.echo(f"{final['run_id']}: {final['state']} ({final.get('reason')})")
+    typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
 @app.command()
@@ -255,12 +254,13 @@ def logs(
     ] = False,
 ) -> None:
     """A run's tool calls, one readable line each: time, minute, tool, command or file."""
+    from orchestrator.jsonout import line
     from orchestrator.runs.logs import tool_calls
     from orchestrator.runs.monitor import find_run
 
     for call in tool_calls(find_run(run), follow):
         if as_json:
-            sys.stdout.write(json.dumps({"version": 1, **call}) + "\n")
+            sys.stdout.write(line(call))
             sys.stdout.flush()
         else:
             typer.echo(call["line"])
@@ -291,7 +291,7 @@ def demo(
     last = [-10.0]
 
     def show(views: list[RunView], t: float) -> None:
-        if t - last[0] >= 10 or all(v.state.get("state") not in ("running", "launching") for v in views):
+        if t - last[0] >= 10 or not any(v.record.active for v in views):
             last[0] = t
             console.print(f"[bold]t+{t:.0f}s[/]")
             console.print(status_table([v.to_dict() for v in views]))
@@ -334,29 +334,6 @@ def ledger_rebuild() -> None:
     )
 
 
-def _since(text: str | None) -> Any:
-    if not text:
-        return None
-    from datetime import datetime, timedelta
-
-    now = datetime.now(UTC).replace(tzinfo=None)
-    units = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
-    if text[:-1].isascii() and text[:-1].isdigit() and text[-1] in units:
-        try:
-            return now - timedelta(seconds=int(text[:-1]) * units[text[-1]])
-        except OverflowError:
-            return datetime(1970, 1, 1)  # older than anything: every run
-    from spiral.timestamps import parse_ts
-
-    ts = parse_ts(text if "T" in text else text + "T00:00:00Z")
-    if ts is None:
-        raise UserError(
-            f"--since: expected a date (2026-11-29), a time (2026-11-29T10:00:00Z) or an age "
-            f"(90m, 12h, 7d, 2w), got {text!r}"
-        )
-    return datetime.fromtimestamp(ts, tz=UTC).replace(tzinfo=None)
-
-
 @app.command()
 def history(
     since: Annotated[
@@ -380,40 +357,27 @@ def history(
     re-read).
     """
     from orchestrator.config import load
+    from orchestrator.jsonout import records
     from orchestrator.ledger import store as ledger
+    from orchestrator.ledger.since import parse_since
     from orchestrator.tables import history_table, sql_table
 
+    after = parse_since(since)  # a bad --since is refused before the ledger is touched
     ledger.refresh(load().prices)
     if sql:
         cols, table = ledger.run_sql(sql)
         if as_json:
-            _print_json(
-                {
-                    "version": 1,
-                    "columns": cols,
-                    "rows": [dict(zip(cols, [_plain(v) for v in r], strict=True)) for r in table],
-                }
-            )
+            _print_json(records(cols, table))
         else:
             _out().print(sql_table(cols, table))
         return
-    rows = ledger.history(since=_since(since), ticket=ticket, state=state, limit=limit)
+    rows = ledger.history(since=after, ticket=ticket, state=state, limit=limit)
     if as_json:
-        _print_json({"version": 1, "runs": rows})
+        _print_json({"runs": rows})
     elif not rows:
         typer.echo("no runs match")
     else:
         _out().print(history_table(rows))
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, (str, int, float, bool)) or v is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _plain(x) for k, x in v.items()}
-    return str(v)
 
 
 @app.command()
@@ -427,77 +391,20 @@ def calibrate(
     """Per bucket, from the runs that succeeded: median and p90 wall-clock, and
     the expected / soft-band / stuck times they imply, as a diff against buckets.yaml.
     """
-    from orchestrator.buckets import BucketsFile, write_buckets
+    from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
-    from orchestrator.ledger import store as ledger
-    from orchestrator.ledger.calibrate import propose
+    from orchestrator.ledger import calibrate as cal
+    from orchestrator.tables import calibration_lines
 
-    ledger.refresh(load().prices)
-    # demo re-enactments run on a fast clock over recorded work: they say nothing about real timings
-    _, rows = ledger.run_sql(
-        "SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0 "
-        "AND agent IS DISTINCT FROM 'demo' AND coalesce(time_scale, 1) = 1"
-    )
-    walls: dict[str, list[float]] = {}
-    for bucket, wall in rows:
-        walls.setdefault(bucket, []).append(float(wall))
     buckets = BucketsFile()
-    proposals = propose(walls, buckets.settings.buckets, min_runs)
+    result = cal.calibrate(buckets, load().prices, min_runs)
     if as_json:
-        _print_json(
-            {
-                "version": 1,
-                "min_runs": min_runs,
-                "buckets": [
-                    {
-                        "bucket": p.bucket,
-                        "runs": p.runs,
-                        "median_min": round(p.median, 2),
-                        "p90_min": round(p.p90, 2),
-                        "longest_min": round(p.longest, 2),
-                        "refused": p.refused,
-                        "current": {
-                            "expected_min": p.current.expected_min,
-                            "soft_start_min": p.current.soft_start_min,
-                            "stuck_min": p.current.stuck_min,
-                        },
-                        "proposed": None
-                        if p.proposed is None
-                        else {
-                            "expected_min": p.proposed.expected_min,
-                            "soft_start_min": p.proposed.soft_start_min,
-                            "stuck_min": p.proposed.stuck_min,
-                        },
-                    }
-                    for p in proposals
-                ],
-            }
-        )
+        _print_json(result.to_dict())
     else:
-        for p in proposals:
-            cur = p.current
-            head = f"{p.bucket}: {p.runs} succeeded runs"
-            if p.refused:
-                typer.echo(
-                    f"{head}; need at least {min_runs} to propose (keeping {cur.expected_min:g} / "
-                    f"{cur.soft_start_min:g} / {cur.stuck_min:g} min)"
-                )
-                continue
-            new = p.proposed
-            assert new is not None
-            typer.echo(f"{head}, median {p.median:.1f} min, p90 {p.p90:.1f} min, longest {p.longest:.1f} min")
-            for label, a, b in (
-                ("expected_min", cur.expected_min, new.expected_min),
-                ("soft_start_min", cur.soft_start_min, new.soft_start_min),
-                ("stuck_min", cur.stuck_min, new.stuck_min),
-            ):
-                mark = "  " if a == b else "->"
-                typer.echo(f"    {label:<15} {a:>6g} {mark} {b:g}")
-    accepted = {p.bucket: p.proposed for p in proposals if p.proposed is not None}
+        for text in calibration_lines(result):
+            typer.echo(text)
     if write:
-        if not accepted:
-            raise UserError(f"no bucket has {min_runs} succeeded runs yet; nothing written")
-        write_buckets(buckets.path, accepted)
+        cal.apply(result, buckets.path)
         typer.echo(f"wrote {buckets.path}")
 
 

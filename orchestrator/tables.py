@@ -1,11 +1,14 @@
-"""Readable tables for replay and eval results (rich)."""
+"""Readable renderings of command results: rich tables, and plain lines for calibrate."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from orchestrator.ledger.calibrate import Calibration
 
 
 def replay_table(results: list[dict[str, Any]], console: Console) -> None:
@@ -145,3 +148,27 @@ def sql_table(cols: list[str], rows: list[tuple[Any, ...]]) -> Table:
     for row in rows:
         table.add_row(*("NULL" if v is None else str(v) for v in row))
     return table
+
+
+def calibration_lines(cal: Calibration) -> list[str]:
+    """Per bucket: the succeeded runs' spread and the current -> proposed timings, or why none."""
+    out = []
+    for p in cal.proposals:
+        cur = p.current
+        head = f"{p.bucket}: {p.runs} succeeded runs"
+        if p.proposed is None:
+            out.append(
+                f"{head}; need at least {cal.min_runs} to propose (keeping {cur.expected_min:g} / "
+                f"{cur.soft_start_min:g} / {cur.stuck_min:g} min)"
+            )
+            continue
+        new = p.proposed
+        out.append(f"{head}, median {p.median:.1f} min, p90 {p.p90:.1f} min, longest {p.longest:.1f} min")
+        for label, a, b in (
+            ("expected_min", cur.expected_min, new.expected_min),
+            ("soft_start_min", cur.soft_start_min, new.soft_start_min),
+            ("stuck_min", cur.stuck_min, new.stuck_min),
+        ):
+            mark = "  " if a == b else "->"
+            out.append(f"    {label:<15} {a:>6g} {mark} {b:g}")
+    return out

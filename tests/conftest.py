@@ -1,13 +1,13 @@
+"""Fixtures. Helpers (plain functions and constants) are in tests/helpers.py."""
+
 from __future__ import annotations
 
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-REAL_TRACES = SHARED / "real-traces"
+from tests.helpers import Receiver, git, orchestrator_home, write_config
 
 
 @pytest.fixture(autouse=True)
@@ -20,10 +20,12 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args], cwd=cwd, check=True, capture_output=True
-    )
+@pytest.fixture
+def home() -> Path:
+    """The (tmp) state folder, created, with a config.yaml naming the `fake` agent."""
+    h = orchestrator_home()
+    write_config(h)
+    return h
 
 
 @pytest.fixture
@@ -37,3 +39,11 @@ def repo(tmp_path: Path) -> Path:
     git("add", "-A", cwd=r)
     git("commit", "-q", "-m", "init", cwd=r)
     return r
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    """A started HTTP receiver for json:// pages, stopped afterwards."""
+    r = Receiver().start()
+    yield r
+    r.stop()

@@ -1,4 +1,4 @@
-"""Every real agent log in ../shared/real-traces/ through its adapter.
+"""The log adapters (spiral/adapters/): every real agent log in ../shared/real-traces/ through its adapter.
 
 The expected counts below were established by hand, independently of the
 adapters, with small throw-away scripts over the raw files (json.loads per line,
@@ -35,7 +35,7 @@ from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import ToolCall
 from spiral.shellcmd import analyse, unwrap
-from tests.conftest import REAL_TRACES
+from tests.helpers import REAL_TRACES
 
 GLEAM_DIR = "claude-stream-json/gleam_real_messages_v2.1.3"
 # The folder is one short stream cut into one pretty-printed event per file.

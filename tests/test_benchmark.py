@@ -15,8 +15,7 @@ from orchestrator.corpus.benchmark import baselines, families
 from orchestrator.corpus.benchmark.metrics import Outcome, score, wilson
 from orchestrator.corpus.replay import replay_case
 from spiral.model import ToolCall
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 
 def test_enough_families_and_scenarios() -> None:

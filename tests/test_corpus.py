@@ -10,9 +10,9 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.replay import find_cases, replay_case
+from tests.helpers import CORPUS, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = find_cases([ROOT / "corpus"])
+CASES = find_cases([CORPUS])
 
 
 def test_corpus_has_enough_cases() -> None:

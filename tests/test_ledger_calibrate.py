@@ -1,0 +1,125 @@
+"""`calibrate` (orchestrator/ledger/calibrate.py): bucket timings from the runs that succeeded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.infra.errors import UserError
+from orchestrator.ledger.calibrate import Calibration, apply, percentile, propose, walls_by_bucket
+from orchestrator.tables import calibration_lines
+from spiral.settings import Bucket
+from tests.helpers import ROOT, cli, fake_run
+
+
+def test_calibrate_recovers_known_percentiles(tmp_path: Path) -> None:
+    walls = [float(m) for m in range(1, 101)]  # 1..100 minutes: median 50.5, p90 90.1
+    for i, w in enumerate(walls):
+        fake_run(f"cal-{i:03d}", wall_min=w)
+    fake_run("cal-failed", state_name="failed", wall_min=500)  # only successes count
+    for i in range(5):
+        fake_run(f"small-{i}", bucket="small", wall_min=10)
+    assert percentile(walls, 50) == pytest.approx(50.5) and percentile(walls, 90) == pytest.approx(90.1)
+    buckets = tmp_path / "buckets.yaml"
+    buckets.write_text((ROOT / "buckets.yaml").read_text())
+    env = {"ORCHESTRATOR_BUCKETS": str(buckets)}
+    p = cli("calibrate", "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    out = {b["bucket"]: b for b in json.loads(p.stdout)["buckets"]}
+    med = out["medium"]
+    assert med["runs"] == 100 and med["median_min"] == 50.5 and med["p90_min"] == 90.1 and med["longest_min"] == 100
+    assert med["proposed"] == {"expected_min": 51, "soft_start_min": 91, "stuck_min": 110}
+    assert out["small"]["refused"] is True and out["small"]["runs"] == 5
+    text = cli("calibrate", env=env).stdout
+    assert "small: 5 succeeded runs; need at least 20" in text
+    assert "expected_min        45 -> 51" in text
+    w = cli("calibrate", "--write", env=env)
+    assert w.returncode == 0, w.stderr
+    new = buckets.read_text()
+    assert "medium: {expected_min: 51, soft_start_min: 91, stuck_min: 110}" in new
+    assert "small:  {expected_min: 20, soft_start_min: 30,  stuck_min: 35}" in new  # untouched
+    assert "# Spiral detector timings" in new  # comments kept
+    none = cli("calibrate", "--write", "--min-runs", "500", env=env)
+    assert none.returncode == 2 and "nothing written" in none.stderr
+
+
+def test_calibrate_write_keeps_mode_and_follows_links(tmp_path: Path) -> None:
+    from orchestrator.buckets import write_buckets
+
+    real = tmp_path / "real-buckets.yaml"
+    real.write_text((ROOT / "buckets.yaml").read_text())
+    real.chmod(0o644)
+    link = tmp_path / "buckets.yaml"
+    link.symlink_to(real)
+    write_buckets(link, {"medium": Bucket(50.0, 80.0, 96.0)})
+    assert link.is_symlink()
+    assert "medium: {expected_min: 50, soft_start_min: 80, stuck_min: 96}" in real.read_text()
+    assert (real.stat().st_mode & 0o777) == 0o644
+
+
+# ---- the plain functions behind the command ----------------------------------------------------
+
+
+def _current() -> dict[str, Bucket]:
+    return {"small": Bucket(20.0, 30.0, 35.0), "medium": Bucket(45.0, 70.0, 85.0), "big": Bucket(90.0, 135.0, 150.0)}
+
+
+def test_walls_by_bucket_groups_ledger_rows() -> None:
+    rows = [("medium", 30), ("small", 5.5), ("medium", 40.25)]
+    assert walls_by_bucket(rows) == {"medium": [30.0, 40.25], "small": [5.5]}
+    assert walls_by_bucket([]) == {}
+
+
+def test_propose_follows_the_rule_and_refuses_thin_buckets() -> None:
+    walls = {"medium": [float(m) for m in range(1, 101)], "small": [10.0] * 5}
+    by = {p.bucket: p for p in propose(walls, _current(), min_runs=20)}
+    assert list(by) == ["small", "medium", "big"]
+    med = by["medium"]
+    assert (med.runs, med.median, med.longest) == (100, 50.5, 100.0) and med.p90 == pytest.approx(90.1)
+    assert med.proposed == Bucket(51.0, 91.0, 110.0) and not med.refused
+    assert by["small"].refused and by["small"].runs == 5 and by["small"].current == _current()["small"]
+    assert by["big"].refused and by["big"].runs == 0
+    # stuck never falls below the longest success
+    (one,) = [p for p in propose({"small": [10.0] * 19 + [60.0]}, _current(), 20) if p.bucket == "small"]
+    assert one.proposed is not None and one.proposed.stuck_min == 60
+
+
+def test_calibration_json_and_text() -> None:
+    walls = {"medium": [float(m) for m in range(1, 101)], "small": [10.0] * 5}
+    cal = Calibration(20, propose(walls, _current(), 20))
+    assert cal.accepted == {"medium": Bucket(51.0, 91.0, 110.0)}
+    out = cal.to_dict()
+    assert "version" not in out  # the CLI's envelope adds it
+    med = next(b for b in out["buckets"] if b["bucket"] == "medium")
+    assert med == {
+        "bucket": "medium",
+        "runs": 100,
+        "median_min": 50.5,
+        "p90_min": 90.1,
+        "longest_min": 100.0,
+        "refused": False,
+        "current": {"expected_min": 45.0, "soft_start_min": 70.0, "stuck_min": 85.0},
+        "proposed": {"expected_min": 51.0, "soft_start_min": 91.0, "stuck_min": 110.0},
+    }
+    assert next(b for b in out["buckets"] if b["bucket"] == "big")["proposed"] is None
+    assert calibration_lines(cal) == [
+        "small: 5 succeeded runs; need at least 20 to propose (keeping 20 / 30 / 35 min)",
+        "medium: 100 succeeded runs, median 50.5 min, p90 90.1 min, longest 100.0 min",
+        "    expected_min        45 -> 51",
+        "    soft_start_min      70 -> 91",
+        "    stuck_min           85 -> 110",
+        "big: 0 succeeded runs; need at least 20 to propose (keeping 90 / 135 / 150 min)",
+    ]
+
+
+def test_apply_refuses_an_empty_proposal(tmp_path: Path) -> None:
+    path = tmp_path / "buckets.yaml"
+    path.write_text((ROOT / "buckets.yaml").read_text())
+    before = path.read_text()
+    with pytest.raises(UserError, match="no bucket has 20 succeeded runs yet; nothing written"):
+        apply(Calibration(20, propose({}, _current(), 20)), path)
+    assert path.read_text() == before
+    apply(Calibration(1, propose({"big": [100.0]}, _current(), 1)), path)
+    assert "big: {expected_min: 100, soft_start_min: 150, stuck_min: 180}" in path.read_text()

@@ -1,0 +1,25 @@
+"""`notify:` in config.yaml: a bad target list or event name is one line, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import cli, write_config
+
+
+def test_bad_notify_config_is_one_line(tmp_path: Path, repo: Path, home: Path) -> None:
+    write_config(home, notify={"urls": [{"link": "x"}]})
+    p = cli("status")
+    assert p.returncode == 2 and "config.yaml" in p.stderr and "notify.urls" in p.stderr
+    write_config(home, notify={"events": ["spiral", "exploded"]})
+    p = cli("watch", "--once")
+    assert p.returncode == 2 and "notify.events" in p.stderr
+
+
+def test_notify_urls_must_be_a_list_of_known_tags(tmp_path: Path, home: Path) -> None:
+    write_config(home, notify={"urls": "json://127.0.0.1:9/x"})
+    p = cli("status")
+    assert p.returncode == 2 and "notify.urls must be a list" in p.stderr
+    write_config(home, notify={"urls": [{"url": "json://127.0.0.1:9/x", "tags": ["spirals"]}]})
+    p = cli("status")
+    assert p.returncode == 2 and "tags must name events" in p.stderr

@@ -1,0 +1,120 @@
+"""`launch`: a fresh clone, a detached supervisor, the captured log and snapshots; refused tickets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.helpers import FAKE_AGENT, cli, launch, state, ticket, wait, write_config
+
+
+def test_launch_detaches_captures_log_and_snapshots(tmp_path: Path, repo: Path, home: Path) -> None:
+    body = "\n".join(
+        [
+            'say {"tool": "Edit", "path": "src/app.py"}',
+            "write tmp_probe.py print(1)",
+            "write debug_out.txt data",
+            'say {"tool": "Bash", "command": "python tmp_probe.py"}',
+            "not json at all line",
+            "sleep 2.5",
+            'say {"tool": "Bash", "command": "python tmp_probe.py", "is_error": true}',
+        ]
+    ).replace("not json at all line", "say not json at all")
+    run_id = launch(ticket(tmp_path, repo, body))
+    s = state(home, run_id)
+    assert s["state"] == "running", s  # the CLI has exited; the agent goes on
+    agent = psutil.Process(s["agent_pid"]["pid"])
+    assert agent.is_running()
+    assert s["argv"][:2] == [sys.executable, str(FAKE_AGENT)] and s["argv"][-1] == body
+    assert s["agent_version"].startswith("Python 3")
+    run_dir = home / "runs" / run_id
+    assert (run_dir / "clone" / "src" / "app.py").exists()
+    branch = subprocess.run(
+        ["git", "branch", "--show-current"], cwd=run_dir / "clone", capture_output=True, text=True
+    ).stdout.strip()
+    assert branch == "ticket/t1"
+    assert (run_dir / "tracked.txt").read_text().split() == ["run_tests.sh", "src/app.py"]
+    wait(lambda: state(home, run_id)["state"] == "succeeded", what="success")
+    final = state(home, run_id)
+    assert final["exit_code"] == 0 and final["ended_at"]
+    lines = [json.loads(x) for x in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert [x["data"] for x in lines] == [
+        {"tool": "Edit", "path": "src/app.py"},
+        {"tool": "Bash", "command": "python tmp_probe.py"},
+        "not json at all",
+        {"tool": "Bash", "command": "python tmp_probe.py", "is_error": True},
+    ]
+    assert all(x["ts"].endswith("Z") for x in lines)
+    snaps = [json.loads(x) for x in (run_dir / "workspace.jsonl").read_text().splitlines()]
+    assert len(snaps) >= 3
+    assert snaps[0]["porcelain"] == ""
+    last = snaps[-1]
+    assert "?? tmp_probe.py\0" in last["porcelain"] and "?? debug_out.txt\0" in last["porcelain"]
+    assert len(last["hashes"]["tmp_probe.py"]) == 40
+    # debris appeared while the run was going, not only at the end
+    middle = [s for s in snaps if "tmp_probe.py" in s["porcelain"]]
+    assert len(middle) >= 2
+    # a run folder is a corpus case: it replays
+    p = cli("replay", str(run_dir), "--json")
+    out = json.loads(p.stdout)
+    assert out["id"] == run_id and out["spiral"] is False and out["tool_calls"] == 3
+    assert p.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "front, body, message",
+    [
+        ({"id": "Bad_ID"}, "do it", "id must match"),
+        ({"bucket": "huge"}, "do it", "bucket must be one of"),
+        ({"agent": "nobody"}, "do it", "unknown agent 'nobody'"),
+        ({"colour": "red"}, "do it", "unknown key 'colour'"),
+        ({}, "", "no task text"),
+        ({"speed": 10}, "do it", "speed is only for the demo agent"),
+    ],
+)
+def test_malformed_ticket_is_refused(
+    tmp_path: Path, repo: Path, home: Path, front: dict[str, Any], body: str, message: str
+) -> None:
+    p = cli("launch", str(ticket(tmp_path, repo, body, **front)))
+    assert p.returncode == 2
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (home / "runs").exists() or not any((home / "runs").iterdir())
+
+
+def test_ticket_without_front_matter(tmp_path: Path, home: Path) -> None:
+    path = tmp_path / "plain.md"
+    path.write_text("just text\n")
+    p = cli("launch", str(path))
+    assert p.returncode == 2 and "front matter" in p.stderr
+    p = cli("launch", "no-such-ticket")
+    assert p.returncode == 2 and "no-such-ticket" in p.stderr
+
+
+def test_missing_agent_binary(tmp_path: Path, repo: Path, home: Path) -> None:
+    write_config(home, command=["definitely-not-an-agent-binary", "--json"])
+    p = cli("launch", str(ticket(tmp_path, repo, "do it")))
+    assert p.returncode == 2
+    assert "definitely-not-an-agent-binary not found" in p.stderr
+
+
+def test_unreachable_repo_records_a_failed_run(tmp_path: Path, home: Path) -> None:
+    p = cli("launch", str(ticket(tmp_path, tmp_path / "no-such-repo", "do it")))
+    assert p.returncode == 2
+    assert "git clone" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    runs = list((home / "runs").iterdir())
+    assert len(runs) == 1
+    s = json.loads((runs[0] / "state.json").read_text())
+    assert s["state"] == "failed" and "git clone" in s["reason"] and s["ended_at"]
+
+
+def test_bad_config_is_refused(tmp_path: Path, repo: Path, home: Path) -> None:
+    (home / "config.yaml").write_text("agents:\n  x:\n    command: nope\n")
+    p = cli("launch", str(ticket(tmp_path, repo, "do it")))
+    assert p.returncode == 2
+    assert "config.yaml:3:" in p.stderr and "command must be a non-empty list" in p.stderr

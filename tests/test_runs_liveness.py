@@ -1,0 +1,84 @@
+"""Liveness: every ending recorded with its reason (failed, stalled, lost), nothing left `running`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from tests.helpers import FAST, launch, state, status_json, ticket, wait, write_config
+
+
+def test_agent_failure_is_recorded_with_reason(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = launch(ticket(tmp_path, repo, "stderr something broke\nexit 3"))
+    wait(lambda: state(home, run_id)["state"] == "failed")
+    s = state(home, run_id)
+    assert s["exit_code"] == 3
+    assert s["reason"] == "agent exited 3: something broke"
+
+
+def test_silent_agent_is_stalled_by_heartbeat(tmp_path: Path, repo: Path, home: Path) -> None:
+    write_config(home, heartbeat=1.5)
+    run_id = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 120'))
+    agent = state(home, run_id)["agent_pid"]["pid"]
+    time.sleep(2.5)
+    runs = status_json()["runs"]
+    row = next(r for r in runs if r["id"] == run_id)
+    assert row["state"] == "stalled", row
+    assert "no log output" in row["reason"]
+    wait(lambda: not psutil.pid_exists(agent) or psutil.Process(agent).status() == psutil.STATUS_ZOMBIE)
+
+
+def test_overdue_run_is_stalled_with_spiral_hints(tmp_path: Path, repo: Path, home: Path) -> None:
+    loop = "\n".join(['say {"tool": "Bash", "command": "python tmp_loop.py"}', "sleep 0.1"] * 400)
+    overrides = {**FAST, "buckets": {"small": {"expected_min": 0.01, "soft_start_min": 0.02, "stuck_min": 0.15}}}
+    run_id = launch(ticket(tmp_path, repo, "write tmp_loop.py\n" + loop, overrides=overrides))
+    seen: dict[str, Any] = {}
+
+    def tripped() -> bool:
+        row = next(r for r in status_json()["runs"] if r["id"] == run_id)
+        seen.update(row)
+        return row["tripped_at_min"] is not None or row["state"] != "running"
+
+    wait(tripped, timeout=8, what="the soft-band trip")
+    assert seen["state"] == "running" and seen["region"] == "soft", seen
+    assert {"repetition", "sustained_bash"} <= set(seen["signals"])
+
+    def stalled() -> bool:
+        row = next(r for r in status_json()["runs"] if r["id"] == run_id)
+        seen.update(row)
+        return row["state"] != "running"
+
+    wait(stalled, timeout=20, what="the stuck-time stop")
+    assert seen["state"] == "stalled", seen
+    assert "stuck time" in seen["reason"]
+    assert {"repetition", "sustained_bash"} <= set(seen["hints"])
+
+
+def test_vanished_supervisor_means_lost(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = launch(ticket(tmp_path, repo, "sleep 120"))
+    s = state(home, run_id)
+    os.kill(s["supervisor"]["pid"], signal.SIGKILL)
+    time.sleep(0.3)
+    row = next(r for r in status_json()["runs"] if r["id"] == run_id)
+    assert row["state"] == "lost" and "supervising process vanished" in row["reason"]
+    agent = s["agent_pid"]["pid"]
+    wait(lambda: not psutil.pid_exists(agent) or psutil.Process(agent).status() == psutil.STATUS_ZOMBIE)
+
+
+def test_interrupted_kill_and_dead_supervisor_still_end_the_run(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = launch(ticket(tmp_path, repo, "sleep 60"))
+    path = home / "runs" / run_id / "state.json"
+    s = json.loads(path.read_text())
+    s["stop_requested"] = {"as": "killed", "reason": "stopped by a person", "at": s["created_at"]}
+    path.write_text(json.dumps(s))  # as if `kill` died right after asking
+    os.kill(s["supervisor"]["pid"], signal.SIGKILL)
+    row = next(r for r in status_json()["runs"] if r["id"] == run_id)
+    assert row["state"] == "killed" and "supervisor vanished" in row["reason"]
+    agent = s["agent_pid"]["pid"]
+    wait(lambda: not psutil.pid_exists(agent) or psutil.Process(agent).status() == psutil.STATUS_ZOMBIE)
