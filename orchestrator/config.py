@@ -6,21 +6,20 @@ and defaults apply.
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta
 
 from orchestrator.infra import yamlfile
 from orchestrator.infra.paths import config_path
+from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, PositiveFloat, Strict, convert, one_of
 from orchestrator.ledger.spend import DEFAULT_PRICES
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0
-_KEYS = {"tickets_dir", "default_agent", "heartbeat_seconds", "agents", "notify", "prices"}
-_PRICE_KEYS = ("input", "output", "cache_read", "cache_write")
-_PROFILE_KEYS = {"command", "format", "prompt", "version_command", "model"}
 
 
 @dataclass(frozen=True)
@@ -58,86 +57,66 @@ class UserConfig:
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
+_Argv = Annotated[
+    tuple[Annotated[str, Meta(min_length=1)], ...],
+    Meta(min_length=1, description="must be a non-empty list of strings (an argv)"),
+]
+
+
+class _Agent(Strict):
+    command: _Argv
+    format: Annotated[str, one_of(FORMATS)] = "generic"
+    prompt: Annotated[Literal["argument", "stdin"], Meta(description="must be 'argument' or 'stdin'")] = "argument"
+    version_command: Annotated[tuple[str, ...], Meta(description="must be a list of strings")] = ()
+    model: Annotated[str, Meta(description="must be a model name")] | None = None
+
+
+class _Price(Strict):
+    """USD per million tokens."""
+
+    input: NonNegativeFloat
+    output: NonNegativeFloat
+    cache_read: NonNegativeFloat = 0.0
+    cache_write: NonNegativeFloat = 0.0
+
+
+_PRICE_ROW = "needs input and output (and optionally cache_read, cache_write): USD per million tokens"
+
+
+class _File(Strict):
+    tickets_dir: Annotated[str, Meta(description="must be a path")] | None = None
+    default_agent: Annotated[str, Meta(description="must be an agent name")] | None = None
+    heartbeat_seconds: PositiveFloat = DEFAULT_HEARTBEAT_S
+    agents: Annotated[dict[str, _Agent], Meta(description="must be a mapping of profile name to profile")] | None = None
+    notify: FreeMapping | None = None  # checked by orchestrator.notify, which owns its keys
+    prices: dict[str, Annotated[_Price, Meta(description=_PRICE_ROW)]] | None = None
+
+    def __post_init__(self) -> None:
+        known = set(BUILTIN) | set(self.agents or ())
+        if self.default_agent is not None and self.default_agent not in known:
+            raise Invalid(
+                "default_agent", f"{self.default_agent!r} is not a known agent (known: {', '.join(sorted(known))})"
+            )
+
+
 def load(path: Path | None = None) -> UserConfig:
     path = path or config_path()
     cfg = UserConfig(path=path)
     if not path.exists():
         return cfg
-    data, lines = yamlfile.load_file(path)
-    cfg.lines = lines
+    data, cfg.lines = yamlfile.load_file(path)
     if data is None:
         return cfg
-
-    fail = yamlfile.Complaints(str(path), lines)
-    fail.mapping(data, _KEYS, "config.yaml")
-    if "tickets_dir" in data:
-        if not isinstance(data["tickets_dir"], str):
-            raise fail(("tickets_dir",), "tickets_dir must be a path")
-        cfg.tickets_dir = Path(data["tickets_dir"]).expanduser()
-    if "heartbeat_seconds" in data:
-        hb = data["heartbeat_seconds"]
-        if isinstance(hb, bool) or not isinstance(hb, (int, float)) or not math.isfinite(hb) or hb <= 0:
-            raise fail(("heartbeat_seconds",), "heartbeat_seconds must be a positive number")
-        cfg.heartbeat_s = float(hb)
-    agents = data.get("agents") or {}
-    if not isinstance(agents, dict):
-        raise fail(("agents",), "agents must be a mapping of profile name to profile")
-    for name, raw in agents.items():
-        cfg.profiles[str(name)] = _profile(str(name), raw, fail)
-    if "default_agent" in data:
-        if not isinstance(data["default_agent"], str) or data["default_agent"] not in cfg.profiles:
-            raise fail(
-                ("default_agent",),
-                f"default_agent {data['default_agent']!r} is not a known agent "
-                f"(known: {', '.join(sorted(cfg.profiles))})",
-            )
-        cfg.default_agent = data["default_agent"]
-    notify = data.get("notify") or {}
-    if not isinstance(notify, dict):
-        raise fail(("notify",), "notify must be a mapping")
-    cfg.notify = notify
-    prices = data.get("prices") or {}
-    if not isinstance(prices, dict):
-        raise fail(("prices",), "prices must map a model name (prefix) to its per-million-token prices")
-    for model, row in prices.items():
-        if (
-            not isinstance(row, dict)
-            or set(row) - set(_PRICE_KEYS)
-            or not {"input", "output"} <= set(row)
-            or any(
-                isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0
-                for v in row.values()
-            )
-        ):
-            raise fail(
-                ("prices", model),
-                f"prices.{model} needs input and output (and optionally cache_read, "
-                f"cache_write): USD per million tokens",
-            )
-        cfg.prices[str(model)] = tuple(float(row.get(k, 0.0)) for k in _PRICE_KEYS)  # type: ignore[assignment]  # a 4-tuple by construction
+    doc = convert(data, _File, yamlfile.Complaints(str(path), cfg.lines), "config.yaml")
+    if doc.tickets_dir is not None:
+        cfg.tickets_dir = Path(doc.tickets_dir).expanduser()
+    cfg.heartbeat_s = doc.heartbeat_seconds
+    for name, agent in (doc.agents or {}).items():
+        cfg.profiles[name] = Profile(
+            name, agent.command, agent.format, agent.prompt, agent.version_command, agent.model
+        )
+    cfg.default_agent = doc.default_agent or cfg.default_agent
+    cfg.notify = doc.notify or {}
+    for model, p in (doc.prices or {}).items():
+        cfg.prices[model] = (p.input, p.output, p.cache_read, p.cache_write)
     return cfg
-
-
-def _profile(name: str, raw: Any, fail: Any) -> Profile:
-    where = ("agents", name)
-    if not isinstance(raw, dict):
-        raise fail(where, f"agents.{name} must be a mapping")
-    for key in raw:
-        if key not in _PROFILE_KEYS:
-            raise fail(where + (key,), f"unknown key agents.{name}.{key} (known: {', '.join(sorted(_PROFILE_KEYS))})")
-    command = raw.get("command")
-    if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
-        raise fail(where + ("command",), f"agents.{name}.command must be a non-empty list of strings (an argv)")
-    fmt = raw.get("format", "generic")
-    if fmt not in FORMATS:
-        raise fail(where + ("format",), f"agents.{name}.format must be one of {', '.join(FORMATS)}")
-    prompt = raw.get("prompt", "argument")
-    if prompt not in ("argument", "stdin"):
-        raise fail(where + ("prompt",), f"agents.{name}.prompt must be 'argument' or 'stdin'")
-    version = raw.get("version_command", [])
-    if not isinstance(version, list) or not all(isinstance(c, str) for c in version):
-        raise fail(where + ("version_command",), f"agents.{name}.version_command must be a list of strings")
-    model = raw.get("model")
-    if model is not None and not isinstance(model, str):
-        raise fail(where + ("model",), f"agents.{name}.model must be a model name")
-    return Profile(name, tuple(command), fmt, prompt, tuple(version), model)

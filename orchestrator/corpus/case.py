@@ -1,30 +1,35 @@
-"""Reading a recorded run (a corpus case folder): case.yaml, events, snapshots."""
+"""A corpus case folder's case.yaml: what was recorded, and what a replay must find."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from msgspec import Meta
 
 from orchestrator.infra import yamlfile
+from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, Paths, Strict, convert, one_of
+from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import FORMATS
 from spiral.settings import BUCKET_NAMES, SIGNAL_NAMES
 from spiral.timestamps import parse_ts
 
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_KEYS = {"id", "description", "format", "bucket", "started_at", "ended_at", "outputs",
-         "workdir", "overrides", "expect"}
-_REQUIRED = ("id", "format", "bucket", "started_at", "ended_at", "expect")
-_EXPECT_KEYS = {"spiral", "notify_after_min", "notify_before_min", "signals"}
+_Minutes = Annotated[NonNegativeFloat, Meta(description="must be a number of minutes")]
+_Signals = Annotated[
+    tuple[Annotated[str, one_of(SIGNAL_NAMES)], ...],
+    Meta(description=f"must list signals among {', '.join(SIGNAL_NAMES)}"),
+]
 
 
-@dataclass
-class Expect:
-    spiral: bool
-    notify_after_min: float | None = None
-    notify_before_min: float | None = None
-    signals: tuple[str, ...] = ()
+class Expect(Strict):
+    spiral: Annotated[bool, Meta(description="must be true or false")]
+    notify_after_min: _Minutes | None = None
+    notify_before_min: _Minutes | None = None
+    signals: _Signals = ()
 
 
 @dataclass
@@ -44,67 +49,51 @@ class Case:
 
     @property
     def source(self) -> str:
-        return str(self.folder / "case.yaml")
+        return str(CaseFiles(self.folder).case_yaml)
+
+
+class _File(Strict):
+    id: Annotated[str, Meta(pattern=CASE_ID.pattern, description="must match [a-z0-9][a-z0-9-]*")]
+    format: Annotated[str, one_of(FORMATS)]
+    bucket: Annotated[str, one_of(BUCKET_NAMES)]
+    started_at: Any  # ISO-8601 text, or a datetime: YAML reads unquoted times itself; epoch seconds after checking
+    ended_at: Any
+    expect: Expect
+    description: Annotated[str, Meta(description="must be text")] = ""
+    outputs: Paths | None = None
+    workdir: Annotated[str, Meta(pattern="^/", description="must be an absolute path")] | None = None
+    overrides: FreeMapping | None = None
+
+    def __post_init__(self) -> None:
+        self.started_at, self.ended_at = _when(self.started_at), _when(self.ended_at)
+        for key in ("started_at", "ended_at"):
+            if getattr(self, key) is None:
+                raise Invalid(key, "must be an ISO-8601 time")
+        if self.ended_at < self.started_at:
+            raise Invalid("ended_at", "is before started_at")
 
 
 def load_case(folder: Path) -> Case:
-    path = folder / "case.yaml"
+    path = CaseFiles(folder).case_yaml
     data, lines = yamlfile.load_file(path)
-    fail = yamlfile.Complaints(str(path), lines)
-    fail.mapping(data, _KEYS, "case.yaml", _REQUIRED)
-    case_id = data["id"]
-    if not isinstance(case_id, str) or not CASE_ID.match(case_id):
-        raise fail(("id",), f"id must match [a-z0-9][a-z0-9-]*, got {case_id!r}")
-    if data["format"] not in FORMATS:
-        raise fail(("format",), f"format must be one of {', '.join(FORMATS)}, got {data['format']!r}")
-    if data["bucket"] not in BUCKET_NAMES:
-        raise fail(("bucket",), f"bucket must be one of {', '.join(BUCKET_NAMES)}, got {data['bucket']!r}")
-    started = _when(data["started_at"])
-    ended = _when(data["ended_at"])
-    if started is None:
-        raise fail(("started_at",), "started_at must be an ISO-8601 time")
-    if ended is None:
-        raise fail(("ended_at",), "ended_at must be an ISO-8601 time")
-    if ended < started:
-        raise fail(("ended_at",), "ended_at is before started_at")
-    outputs = data.get("outputs") or []
-    if not isinstance(outputs, list) or not all(isinstance(o, str) and o for o in outputs):
-        raise fail(("outputs",), "outputs must be a list of paths")
-    workdir = data.get("workdir")
-    if workdir is not None and (not isinstance(workdir, str) or not workdir.startswith("/")):
-        raise fail(("workdir",), "workdir must be an absolute path")
-    overrides = data.get("overrides") or {}
-    if not isinstance(overrides, dict):
-        raise fail(("overrides",), "overrides must be a mapping")
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        raise fail(("description",), "description must be text")
-    return Case(folder=folder, id=case_id, description=description.strip(), format=data["format"],
-                bucket=data["bucket"], started_at=started, ended_at=ended, outputs=tuple(outputs),
-                workdir=workdir, overrides=overrides, expect=_expect(data["expect"], fail), lines=lines)
+    doc = convert(data, _File, yamlfile.Complaints(str(path), lines), CASE_YAML)
+    return Case(
+        folder=folder,
+        id=doc.id,
+        description=doc.description.strip(),
+        format=doc.format,
+        bucket=doc.bucket,
+        started_at=doc.started_at,
+        ended_at=doc.ended_at,
+        outputs=doc.outputs or (),
+        workdir=doc.workdir,
+        overrides=doc.overrides or {},
+        expect=doc.expect,
+        lines=lines,
+    )
 
 
 def _when(value: Any) -> float | None:
     if isinstance(value, datetime):  # YAML reads unquoted timestamps itself
         return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
     return parse_ts(value) if isinstance(value, str) else None
-
-
-def _expect(raw: Any, fail: Any) -> Expect:
-    if not isinstance(raw, dict):
-        raise fail(("expect",), "expect must be a mapping")
-    for key in raw:
-        if key not in _EXPECT_KEYS:
-            raise fail(("expect", key), f"unknown key expect.{key} (known: {', '.join(sorted(_EXPECT_KEYS))})")
-    if not isinstance(raw.get("spiral"), bool):
-        raise fail(("expect", "spiral"), "expect.spiral must be true or false")
-    bounds = []
-    for key in ("notify_after_min", "notify_before_min"):
-        v = raw.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise fail(("expect", key), f"expect.{key} must be a number of minutes")
-        bounds.append(float(v) if v is not None else None)
-    signals = raw.get("signals") or []
-    if not isinstance(signals, list) or any(s not in SIGNAL_NAMES for s in signals):
-        raise fail(("expect", "signals"), f"expect.signals must list signals among {', '.join(SIGNAL_NAMES)}")
-    return Expect(raw["spiral"], bounds[0], bounds[1], tuple(signals))

@@ -114,15 +114,3 @@ class Complaints:
 
     def __call__(self, key_path: tuple[Any, ...], message: str) -> UserError:
         return UserError(f"{self.source}:{line_of(self.lines, key_path) or self.fallback_line}: {message}")
-
-    def mapping(self, data: Any, known: set[str], what: str, required: tuple[str, ...] = ()) -> dict[Any, Any]:
-        """`data` as a mapping with only `known` keys and every `required` one, or a UserError."""
-        if not isinstance(data, dict):
-            raise self((), f"{what} must be a mapping")
-        for key in data:
-            if key not in known:
-                raise self((key,), f"unknown key {key!r} (known: {', '.join(sorted(known))})")
-        for key in required:
-            if key not in data:
-                raise self((), f"missing key {key!r}")
-        return data

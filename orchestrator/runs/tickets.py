@@ -5,15 +5,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from msgspec import Meta
 
 from orchestrator.config import UserConfig
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.typed_yaml import FreeMapping, Paths, Strict, convert, one_of
+from orchestrator.record.layout import CaseFiles
 from spiral.settings import BUCKET_NAMES
 
 TICKET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-_KEYS = {"id", "repo", "base", "bucket", "outputs", "agent", "overrides", "demo_case", "speed"}
 
 
 @dataclass
@@ -32,6 +35,18 @@ class Ticket:
     text: str = ""
     lines: yamlfile.Lines = field(default_factory=dict)
     line_offset: int = 1
+
+
+class _Front(Strict):
+    id: Annotated[str, Meta(pattern=TICKET_ID.pattern, description="must match [a-z0-9][a-z0-9-]{0,63}")]
+    repo: Annotated[str, Meta(pattern=r"\S", description="must be something `git clone` accepts")]
+    bucket: Annotated[str, one_of(BUCKET_NAMES)]
+    base: Annotated[str, Meta(pattern=r"\S", description="must be a branch name")] | None = None
+    outputs: Paths | None = None
+    agent: Annotated[str, Meta(description="must be an agent name")] | None = None
+    overrides: FreeMapping | None = None
+    demo_case: Annotated[str, Meta(description="must be a path to a corpus case folder")] | None = None
+    speed: Annotated[float, Meta(gt=0, le=1000, description="must be a number in (0, 1000]")] = 1.0
 
 
 def resolve(ref: str, cfg: UserConfig) -> Path:
@@ -69,52 +84,31 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     lines = {k: v + 1 for k, v in lines.items()}
 
     fail = yamlfile.Complaints(str(path), lines, fallback_line=1)
-    fail.mapping(data, _KEYS, "front matter", ("id", "repo", "bucket"))
-    tid = data["id"]
-    if not isinstance(tid, str) or not TICKET_ID.match(tid):
-        raise fail(("id",), f"id must match [a-z0-9][a-z0-9-]{{0,63}}, got {tid!r}")
-    if not isinstance(data["repo"], str) or not data["repo"].strip():
-        raise fail(("repo",), "repo must be something `git clone` accepts")
-    if data["bucket"] not in BUCKET_NAMES:
-        raise fail(("bucket",), f"bucket must be one of {', '.join(BUCKET_NAMES)}, got {data['bucket']!r}")
-    base = data.get("base")
-    if base is not None and (not isinstance(base, str) or not base.strip()):
-        raise fail(("base",), "base must be a branch name")
-    outputs = data.get("outputs") or []
-    if not isinstance(outputs, list) or not all(isinstance(o, str) and o for o in outputs):
-        raise fail(("outputs",), "outputs must be a list of paths")
-    agent = data.get("agent", cfg.default_agent)
-    if not isinstance(agent, str) or agent not in cfg.profiles:
+    front_matter = convert(data, _Front, fail, "front matter")
+    agent = cfg.default_agent if front_matter.agent is None else front_matter.agent
+    if agent not in cfg.profiles:
         raise fail(("agent",), f"unknown agent {agent!r} (known: {', '.join(sorted(cfg.profiles))})")
-    overrides = data.get("overrides") or {}
-    if not isinstance(overrides, dict):
-        raise fail(("overrides",), "overrides must be a mapping")
     demo_case = None
-    if "demo_case" in data:
-        if not isinstance(data["demo_case"], str):
-            raise fail(("demo_case",), "demo_case must be a path to a corpus case folder")
-        demo_case = (path.parent / data["demo_case"]).resolve()
-        if not (demo_case / "case.yaml").is_file():
-            raise fail(("demo_case",), f"demo_case {data['demo_case']!r} is not a case folder")
+    if front_matter.demo_case is not None:
+        demo_case = (path.parent / front_matter.demo_case).resolve()
+        if not CaseFiles(demo_case).is_case():
+            raise fail(("demo_case",), f"demo_case {front_matter.demo_case!r} is not a case folder")
     if agent == "demo" and demo_case is None:
         raise fail(("agent",), "the demo agent needs demo_case: a corpus case folder to re-enact")
-    speed = data.get("speed", 1.0)
-    if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0 < speed <= 1000:
-        raise fail(("speed",), "speed must be a number in (0, 1000]")
     if not body:
         raise UserError(f"{path}: the ticket has no task text after the front matter")
     return Ticket(
         path=path,
-        id=tid,
-        repo=data["repo"].strip(),
-        bucket=data["bucket"],
+        id=front_matter.id,
+        repo=front_matter.repo.strip(),
+        bucket=front_matter.bucket,
         agent=agent,
         body=body,
-        base=base,
-        outputs=list(outputs),
-        overrides=overrides,
+        base=front_matter.base,
+        outputs=list(front_matter.outputs or ()),
+        overrides=front_matter.overrides or {},
         demo_case=demo_case,
-        speed=float(speed),
+        speed=front_matter.speed,
         text=text,
         lines=lines,
     )
