@@ -9,15 +9,14 @@ change), a newer one is refused rather than silently truncated.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 
 from orchestrator.infra.proc import ProcRef
+from orchestrator.infra.typed_yaml import PositiveFloat
 
 VERSION = 2
-# a positive, finite number (msgspec refuses NaN and infinities for a bounded float)
-Positive = Annotated[float, msgspec.Meta(gt=0)]
 ACTIVE = ("launching", "running")
 ENDED = ("succeeded", "failed", "stalled", "killed", "lost")
 
@@ -114,8 +113,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     branch: str | None = None
     outputs: list[str] = []
     overrides: dict[str, Any] = {}
-    time_scale: Positive = 1.0
-    snapshot_every_s: Positive = 30.0
+    time_scale: PositiveFloat = 1.0
+    snapshot_every_s: PositiveFloat = 30.0
     # the detector settings the run is judged by, frozen at launch
     settings: dict[str, Any] | None = None
     # where it stands
