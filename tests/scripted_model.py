@@ -26,11 +26,22 @@ Every request is recorded (:attr:`ScriptedModel.exchanges`), including the
 tool results / function-call outputs the client sent back, so a test can
 assert that a tool really ran and what it printed.
 
-In-process use (e.g. from a pytest fixture)::
+In-process use, e.g. from a pytest fixture::
 
-    with ScriptedModel([Run("echo hi"), Reply("done")]) as model:
-        ...  # launch the CLI against model.url
-        assert model.tool_outputs()[0].output.strip() == "hi"
+    @pytest.fixture
+    def scripted_model():
+        with ScriptedModel() as model:
+            yield model
+
+    def test_it(scripted_model, tmp_path):
+        scripted_model.workdir = str(tmp_path)
+        scripted_model.set_script([Run("echo hi"), Reply("done")])
+        ...  # launch the CLI against scripted_model.url
+        assert scripted_model.tool_outputs()[0].output.strip() == "hi"
+
+Behaviour of the real CLIs against this server (flags, env vars, line
+shapes, retry knobs) is written up in docs/real-agents-findings.md and
+reproduced by tests/realcli_probe.py.
 
 Manual use::
 
@@ -48,12 +59,14 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable, Sequence, Union
+from typing import Any
 
 ANTHROPIC = "anthropic"
 OPENAI = "openai"
+LISTEN_HOST = "127.0.0.1"  # loopback only, always
 
 DEFAULT_EXHAUSTED_REPLY = "Scripted model: the script is finished."
 DEFAULT_SIDE_REPLY = "ok"
@@ -81,13 +94,12 @@ class Usage:
     cache_creation_input_tokens: int = 0
     start_output_tokens: int = 1
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens
-            + other.cache_creation_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             start_output_tokens=self.start_output_tokens + other.start_output_tokens,
         )
 
@@ -135,7 +147,7 @@ class CallTool:
     (freeform) tool such as Codex's ``apply_patch`` pass the raw string."""
 
     name: str
-    input: Union[dict, str]
+    input: dict | str
     usage: Usage = field(default_factory=Usage)
 
 
@@ -154,17 +166,27 @@ class Fail:
     ``times`` is how many requests get the error before the script moves on
     to the next step (``None``: every request, forever).  ``retry_after`` and
     ``should_retry`` set the ``retry-after`` and ``x-should-retry`` headers
-    when given.  The body is the dialect's usual error JSON."""
+    when given; ``headers`` adds any others (e.g. ``retry-after-ms``).  The
+    body is the dialect's usual error JSON.  Side requests are never failed."""
 
     status: int
     times: int | None = None
     retry_after: str | None = None
     should_retry: bool | None = None
     message: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def response_headers(self) -> dict[str, str]:
+        out = dict(self.headers)
+        if self.retry_after is not None:
+            out["retry-after"] = self.retry_after
+        if self.should_retry is not None:
+            out["x-should-retry"] = "true" if self.should_retry else "false"
+        return out
 
 
-Turn = Union[Run, WriteFile, EditFile, CallTool, Reply]
-Step = Union[Turn, Fail]
+Turn = Run | WriteFile | EditFile | CallTool | Reply
+Step = Turn | Fail
 
 
 def repeat(step: Step, times: int) -> list[Step]:
@@ -236,30 +258,36 @@ class Exchange:
 # ---------------------------------------------------------------------------
 
 
+@dataclass
+class _PendingFault:
+    fail: Fail
+    remaining: int | None  # None: forever
+
+
 class _Plan:
-    """Turns a step list into per-position turns and pending faults."""
+    """A step list as served: the turns by position, and the faults that
+    stand before each position (a Fail listed before the k-th turn is served
+    to requests at position k until it is used up)."""
 
     def __init__(self, steps: Sequence[Step]):
         self.turns: list[Turn] = []
-        self.faults: dict[int, list[list]] = {}  # position -> [[Fail, remaining]]
+        self.faults: dict[int, list[_PendingFault]] = {}
         for step in steps:
             if isinstance(step, Fail):
-                remaining = step.times
-                self.faults.setdefault(len(self.turns), []).append([step, remaining])
+                self.faults.setdefault(len(self.turns), []).append(_PendingFault(step, step.times))
             elif isinstance(step, (Run, WriteFile, EditFile, CallTool, Reply)):
                 self.turns.append(step)
             else:
                 raise TypeError(f"not a script step: {step!r}")
 
-    def pending_fault(self, position: int) -> Fail | None:
-        """The fault to serve at ``position`` now, consuming one use of it."""
-        for entry in self.faults.get(position, []):
-            fail, remaining = entry
-            if remaining is None:
-                return fail
-            if remaining > 0:
-                entry[1] = remaining - 1
-                return fail
+    def take_fault(self, position: int) -> Fail | None:
+        """The fault to serve at ``position`` now, using up one of its times."""
+        for pending in self.faults.get(position, []):
+            if pending.remaining is None:
+                return pending.fail
+            if pending.remaining > 0:
+                pending.remaining -= 1
+                return pending.fail
         return None
 
 
@@ -311,19 +339,20 @@ class _Anthropic:
 
     @staticmethod
     def new_tool_outputs(body: dict) -> list[ToolOutput]:
-        messages = body.get("messages") or []
-        if not messages or messages[-1].get("role") != "user":
-            return []
-        content = messages[-1].get("content")
-        if not isinstance(content, list):
-            return []
+        # The results of the last turn are in the user message(s) after the
+        # last assistant message; Claude Code may put a role "system"
+        # reminder after them, so the tool results are not always last.
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        last_assistant = max((n for n, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         return [
             ToolOutput(
                 call_id=block.get("tool_use_id", ""),
                 output=_flatten_content(block.get("content")),
                 is_error=bool(block.get("is_error")),
             )
-            for block in content
+            for message in messages[last_assistant + 1 :]
+            if message.get("role") == "user" and isinstance(message.get("content"), list)
+            for block in message["content"]
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
 
@@ -391,31 +420,50 @@ class _Anthropic:
         yield _sse("ping", {"type": "ping"})
         for index, block in enumerate(blocks):
             if block["type"] == "text":
-                yield _sse("content_block_start", {
-                    "type": "content_block_start", "index": index,
-                    "content_block": {"type": "text", "text": ""},
-                })
+                yield _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
                 for piece in _halves(block["text"]):
-                    yield _sse("content_block_delta", {
-                        "type": "content_block_delta", "index": index,
-                        "delta": {"type": "text_delta", "text": piece},
-                    })
+                    yield _sse(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": piece},
+                        },
+                    )
             else:
-                yield _sse("content_block_start", {
-                    "type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
-                })
+                yield _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+                    },
+                )
                 for piece in _halves(json.dumps(block["input"])):
-                    yield _sse("content_block_delta", {
-                        "type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": piece},
-                    })
+                    yield _sse(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": piece},
+                        },
+                    )
             yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
-        yield _sse("message_delta", {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": u.output_tokens},
-        })
+        yield _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": u.output_tokens},
+            },
+        )
         yield _sse("message_stop", {"type": "message_stop"})
 
     @staticmethod
@@ -470,7 +518,7 @@ class _OpenAIResponses:
         last_model = max((n for n, i in enumerate(items) if cls._is_model_item(i)), default=-1)
         return [
             ToolOutput(call_id=i.get("call_id", ""), output=_flatten_content(i.get("output")))
-            for i in items[last_model + 1:]
+            for i in items[last_model + 1 :]
             if i.get("type") in cls._OUTPUT_ITEMS
         ]
 
@@ -479,7 +527,7 @@ class _OpenAIResponses:
         return {t.get("name"): t for t in body.get("tools") or [] if t.get("name")}
 
     @classmethod
-    def _shell_call(cls, command: str, offered: dict[str, dict]) -> tuple[str, Union[dict, str]]:
+    def _shell_call(cls, command: str, offered: dict[str, dict]) -> tuple[str, dict | str]:
         if "exec_command" in offered or not offered:
             return "exec_command", {"cmd": command}
         if "shell_command" in offered:
@@ -492,13 +540,15 @@ class _OpenAIResponses:
     def render_turn(cls, turn: Turn, position: int, body: dict, workdir: str | None) -> list[dict]:
         """Output items for one turn."""
         if isinstance(turn, Reply):
-            return [{
-                "id": f"msg_scripted_{position:04d}",
-                "type": "message",
-                "status": "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
-            }]
+            return [
+                {
+                    "id": f"msg_scripted_{position:04d}",
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+                }
+            ]
         offered = cls._offered(body)
         if isinstance(turn, Run):
             name, tool_input = cls._shell_call(turn.command, offered)
@@ -514,14 +564,26 @@ class _OpenAIResponses:
             name, tool_input = turn.name, turn.input
         call_id = f"call_scripted_{position:04d}"
         if isinstance(tool_input, str):
-            return [{
-                "id": f"ctc_scripted_{position:04d}", "type": "custom_tool_call", "status": "completed",
-                "call_id": call_id, "name": name, "input": tool_input,
-            }]
-        return [{
-            "id": f"fc_scripted_{position:04d}", "type": "function_call", "status": "completed",
-            "call_id": call_id, "name": name, "arguments": json.dumps(tool_input),
-        }]
+            return [
+                {
+                    "id": f"ctc_scripted_{position:04d}",
+                    "type": "custom_tool_call",
+                    "status": "completed",
+                    "call_id": call_id,
+                    "name": name,
+                    "input": tool_input,
+                }
+            ]
+        return [
+            {
+                "id": f"fc_scripted_{position:04d}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": call_id,
+                "name": name,
+                "arguments": json.dumps(tool_input),
+            }
+        ]
 
     @staticmethod
     def _usage(u: Usage) -> dict:
@@ -562,29 +624,53 @@ class _OpenAIResponses:
         for index, item in enumerate(items):
             if item["type"] == "message":
                 text = item["content"][0]["text"]
-                yield event("response.output_item.added", output_index=index,
-                            item=item | {"status": "in_progress", "content": []})
+                yield event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item=item | {"status": "in_progress", "content": []},
+                )
                 part = {"type": "output_text", "text": "", "annotations": []}
-                yield event("response.content_part.added", item_id=item["id"], output_index=index,
-                            content_index=0, part=part)
+                yield event(
+                    "response.content_part.added", item_id=item["id"], output_index=index, content_index=0, part=part
+                )
                 for piece in _halves(text):
-                    yield event("response.output_text.delta", item_id=item["id"], output_index=index,
-                                content_index=0, delta=piece)
-                yield event("response.output_text.done", item_id=item["id"], output_index=index,
-                            content_index=0, text=text)
-                yield event("response.content_part.done", item_id=item["id"], output_index=index,
-                            content_index=0, part=part | {"text": text})
+                    yield event(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=piece,
+                    )
+                yield event(
+                    "response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=text
+                )
+                yield event(
+                    "response.content_part.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    part=part | {"text": text},
+                )
             elif item["type"] == "function_call":
-                yield event("response.output_item.added", output_index=index,
-                            item=item | {"status": "in_progress", "arguments": ""})
+                yield event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item=item | {"status": "in_progress", "arguments": ""},
+                )
                 for piece in _halves(item["arguments"]):
-                    yield event("response.function_call_arguments.delta", item_id=item["id"],
-                                output_index=index, delta=piece)
-                yield event("response.function_call_arguments.done", item_id=item["id"],
-                            output_index=index, arguments=item["arguments"])
+                    yield event(
+                        "response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=piece
+                    )
+                yield event(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    arguments=item["arguments"],
+                )
             else:
-                yield event("response.output_item.added", output_index=index,
-                            item=item | {"status": "in_progress", "input": ""})
+                yield event(
+                    "response.output_item.added", output_index=index, item=item | {"status": "in_progress", "input": ""}
+                )
             yield event("response.output_item.done", output_index=index, item=item)
         yield event("response.completed", response=cls._response(model, "completed", items, u))
 
@@ -600,8 +686,7 @@ class _OpenAIResponses:
             503: ("server_error", "server_overloaded"),
         }
         kind, code = kinds.get(status, ("server_error", None))
-        return {"error": {"message": message or f"scripted error {status}", "type": kind,
-                          "param": None, "code": code}}
+        return {"error": {"message": message or f"scripted error {status}", "type": kind, "param": None, "code": code}}
 
 
 _DIALECTS = {"/v1/messages": _Anthropic, "/v1/responses": _OpenAIResponses}
@@ -621,7 +706,7 @@ def _resolve(path: str, workdir: str | None) -> str:
     return path
 
 
-def _patch_for(turn: Union[WriteFile, EditFile], workdir: str | None) -> str:
+def _patch_for(turn: WriteFile | EditFile, workdir: str | None) -> str:
     path = _resolve(turn.path, workdir)
     if isinstance(turn, WriteFile):
         lines = turn.content.splitlines() or [""]
@@ -632,13 +717,12 @@ def _patch_for(turn: Union[WriteFile, EditFile], workdir: str | None) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n{minus}{plus}*** End Patch\n"
 
 
-def _shell_for(turn: Union[WriteFile, EditFile], workdir: str | None) -> str:
+def _shell_for(turn: WriteFile | EditFile, workdir: str | None) -> str:
     """A shell fallback for file steps when no patch tool is offered."""
     path = _resolve(turn.path, workdir)
     if isinstance(turn, WriteFile):
         return f"cat > {json.dumps(path)} <<'SCRIPTED_EOF'\n{turn.content}\nSCRIPTED_EOF"
-    program = ("import sys;p=sys.argv[1];s=open(p).read();"
-               "open(p,'w').write(s.replace(sys.argv[2],sys.argv[3],1))")
+    program = "import sys;p=sys.argv[1];s=open(p).read();open(p,'w').write(s.replace(sys.argv[2],sys.argv[3],1))"
     return f"python3 -c {json.dumps(program)} {json.dumps(path)} {json.dumps(turn.old)} {json.dumps(turn.new)}"
 
 
@@ -660,7 +744,6 @@ class ScriptedModel:
         self,
         script: Sequence[Step] = (),
         *,
-        host: str = "127.0.0.1",
         port: int = 0,
         workdir: str | None = None,
         side_reply: str = DEFAULT_SIDE_REPLY,
@@ -669,9 +752,6 @@ class ScriptedModel:
         log: str | None = None,
         echo: bool = False,
     ):
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            raise ValueError("the scripted model only listens on loopback")
-        self._host = host
         self._port = port
         self.workdir = workdir
         self.side_reply = side_reply
@@ -687,9 +767,9 @@ class ScriptedModel:
 
     # -- lifecycle ---------------------------------------------------------
 
-    def start(self) -> "ScriptedModel":
+    def start(self) -> ScriptedModel:
         handler = type("_BoundHandler", (_Handler,), {"model": self})
-        self._server = ThreadingHTTPServer((self._host, self._port), handler)
+        self._server = ThreadingHTTPServer((LISTEN_HOST, self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
         self._thread.start()
@@ -704,7 +784,7 @@ class ScriptedModel:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "ScriptedModel":
+    def __enter__(self) -> ScriptedModel:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -720,7 +800,7 @@ class ScriptedModel:
     def url(self) -> str:
         """Base URL without the API prefix (Claude's ANTHROPIC_BASE_URL).
         Codex wants ``url + "/v1"``."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{LISTEN_HOST}:{self.port}"
 
     # -- script control ------------------------------------------------------
 
@@ -768,7 +848,7 @@ class ScriptedModel:
             return "side", None, Reply(self.side_reply, usage=self.side_usage)
         position = dialect.position(body)
         with self._lock:
-            fail = self._plan.pending_fault(position)
+            fail = self._plan.take_fault(position)
             if fail is not None:
                 return "fail", position, fail
             if position < len(self._plan.turns):
@@ -781,9 +861,13 @@ class ScriptedModel:
             self._exchanges.append(exchange)
         if self._echo:
             tools = "".join(f" [{t.call_id}: {t.output[:60]!r}]" for t in exchange.tool_outputs)
-            print(f"[scripted-model] #{exchange.seq} {exchange.method} {exchange.path} "
-                  f"model={exchange.model} pos={exchange.position} -> {exchange.status} "
-                  f"{exchange.served}{tools}", file=sys.stderr, flush=True)
+            print(
+                f"[scripted-model] #{exchange.seq} {exchange.method} {exchange.path} "
+                f"model={exchange.model} pos={exchange.position} -> {exchange.status} "
+                f"{exchange.served}{tools}",
+                file=sys.stderr,
+                flush=True,
+            )
         if self._log_path:
             line = json.dumps(exchange.summary() | {"headers": exchange.headers})
             with self._lock, open(self._log_path, "a", encoding="utf-8") as fh:
@@ -799,7 +883,11 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_HEAD(self) -> None:
+        # Claude Code probes the base URL with HEAD / before its first request.
+        exchange = self._new_exchange("HEAD", None)
+        exchange.served, exchange.status = "200", 200
         self._answer_plain(200, b"")
+        self.model._record(exchange)
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -808,6 +896,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("POST")
 
     # -- plumbing --------------------------------------------------------------
+
+    def _new_exchange(self, method: str, body: Any) -> Exchange:
+        return Exchange(
+            seq=-1,
+            at=time.time(),
+            method=method,
+            path=self.path,
+            dialect=None,
+            kind="aux",
+            model=body.get("model") if isinstance(body, dict) else None,
+            position=None,
+            served="",
+            status=0,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+        )
 
     def _read_body(self) -> Any:
         length = int(self.headers.get("content-length") or 0)
@@ -819,8 +923,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return raw.decode("utf-8", "replace")
 
-    def _answer_plain(self, status: int, data: bytes, content_type: str = "application/json",
-                      extra: dict[str, str] | None = None) -> None:
+    def _answer_plain(
+        self, status: int, data: bytes, content_type: str = "application/json", extra: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(data)))
@@ -851,11 +956,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        headers = {k.lower(): v for k, v in self.headers.items()}
         body = self._read_body()
-        base = Exchange(seq=-1, at=time.time(), method=method, path=self.path, dialect=None,
-                        kind="aux", model=body.get("model") if isinstance(body, dict) else None,
-                        position=None, served="", status=0, headers=headers, body=body)
+        base = self._new_exchange(method, body)
 
         if method == "POST" and path == "/v1/messages/count_tokens":
             text = json.dumps(body) if body is not None else ""
@@ -867,25 +969,21 @@ class _Handler(BaseHTTPRequestHandler):
         dialect = _DIALECTS.get(path)
         if method != "POST" or dialect is None or not isinstance(body, dict):
             base.served, base.status = "404", 404
-            self._answer_json(404, {"type": "error", "error": {"type": "not_found_error",
-                                                              "message": f"no route {method} {path}"}})
+            self._answer_json(
+                404, {"type": "error", "error": {"type": "not_found_error", "message": f"no route {method} {path}"}}
+            )
             self.model._record(base)
             return
 
         base.dialect = dialect.name
-        outcome, position, step = self.model._decide(dialect, body, headers)
+        outcome, position, step = self.model._decide(dialect, body, base.headers)
         base.kind = "side" if outcome == "side" else "turn"
         base.position = position
         base.tool_outputs = dialect.new_tool_outputs(body)
 
         if outcome == "fail":
-            extra = {}
-            if step.retry_after is not None:
-                extra["retry-after"] = step.retry_after
-            if step.should_retry is not None:
-                extra["x-should-retry"] = "true" if step.should_retry else "false"
             base.served, base.status = f"fail {step.status}", step.status
-            self._answer_json(step.status, dialect.error_body(step.status, step.message), extra)
+            self._answer_json(step.status, dialect.error_body(step.status, step.message), step.response_headers())
             self.model._record(base)
             return
 
@@ -893,8 +991,7 @@ class _Handler(BaseHTTPRequestHandler):
         rendered = dialect.render_turn(step, position or 0, body, self.model.workdir)
         base.usage = step.usage
         base.status = 200
-        base.served = {"side": "side", "exhausted": "exhausted"}.get(
-            outcome, f"turn {position}: {type(step).__name__}")
+        base.served = {"side": "side", "exhausted": "exhausted"}.get(outcome, f"turn {position}: {type(step).__name__}")
         # Record before answering: once the client sees the answer it may
         # already send the next request.
         self.model._record(base)
@@ -913,15 +1010,16 @@ def _usage_from(spec: dict | None, default: Usage) -> Usage:
     return Usage(**(asdict(default) | (spec or {})))
 
 
-def steps_from_json(doc: Union[dict, list]) -> list[Step]:
+def steps_from_json(doc: dict | list) -> list[Step]:
     """Build steps from a JSON script.
 
     ``{"usage": {...}, "turns": [...]}`` or a bare list of turns.  A turn is
     one of ``{"run": CMD}``, ``{"write": PATH, "content": TEXT}``,
     ``{"edit": PATH, "old": A, "new": B}``, ``{"tool": NAME, "input": {...}}``,
     ``{"reply": TEXT}``, ``{"fail": STATUS, "times": N, "retry_after": S,
-    "should_retry": BOOL}``, or ``{"repeat": TURN, "times": N}``; any turn
-    may carry its own ``"usage"``.
+    "should_retry": BOOL, "headers": {...}}``, or ``{"repeat": TURN, "times":
+    N}``; any turn may carry its own ``"usage"``, e.g. ``{"run": "ls",
+    "usage": {"input_tokens": 500, "output_tokens": 30}}``.
     """
     default = Usage()
     turns = doc
@@ -944,8 +1042,16 @@ def steps_from_json(doc: Union[dict, list]) -> list[Step]:
         if "reply" in spec:
             return [Reply(spec["reply"], usage=usage)]
         if "fail" in spec:
-            return [Fail(int(spec["fail"]), times=spec.get("times"), retry_after=spec.get("retry_after"),
-                         should_retry=spec.get("should_retry"), message=spec.get("message"))]
+            return [
+                Fail(
+                    int(spec["fail"]),
+                    times=spec.get("times"),
+                    retry_after=spec.get("retry_after"),
+                    should_retry=spec.get("should_retry"),
+                    message=spec.get("message"),
+                    headers=dict(spec.get("headers") or {}),
+                )
+            ]
         raise ValueError(f"unknown script turn: {spec!r}")
 
     steps: list[Step] = []
@@ -960,8 +1066,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
     parser.add_argument("--workdir", help="directory that relative file paths resolve against")
     parser.add_argument("--log", help="append one JSON line per request to this file")
-    parser.add_argument("--duration", type=float, default=3600.0,
-                        help="stop after this many seconds (default 3600)")
+    parser.add_argument("--duration", type=float, default=3600.0, help="stop after this many seconds (default 3600)")
     args = parser.parse_args(argv)
     with open(args.script, encoding="utf-8") as fh:
         steps = steps_from_json(json.load(fh))
