@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from orchestrator import jsonout  # json only: cheap enough for every command
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ app = typer.Typer(
 )
 corpus_app = typer.Typer(help="Recorded runs: turn real agent logs into corpus cases.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+ledger_app = typer.Typer(help="The DuckDB run ledger: an index over the run folders.", no_args_is_help=True)
+app.add_typer(ledger_app, name="ledger")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (with a version key) instead of a table.")]
 
@@ -34,9 +37,7 @@ def _out() -> Console:
 
 
 def _print_json(obj: Mapping[str, Any]) -> None:
-    from orchestrator.jsonout import document
-
-    sys.stdout.write(document(obj))
+    sys.stdout.write(jsonout.document(obj))
 
 
 @app.command()
@@ -51,9 +52,10 @@ def replay(
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.corpus.replay import replay_case
+    from orchestrator.record.layout import CaseFiles
     from orchestrator.tables import replay_detail
 
-    if not (case / "case.yaml").is_file():
+    if not CaseFiles(case).is_case():
         raise UserError(f"{case}: not a case folder (no case.yaml)")
     result = replay_case(case, BucketsFile()).to_dict()
     if as_json:
@@ -67,12 +69,7 @@ def replay(
 def eval_cmd(
     dirs: Annotated[list[Path] | None, typer.Argument(help="Folders to search for case folders.")] = None,
     as_json: JsonOpt = False,
-    bench: Annotated[
-        bool,
-        typer.Option(
-            "--bench", help="Run the detection benchmark instead: generated scenario families, baselines and ablation."
-        ),
-    ] = False,
+    bench: Annotated[bool, typer.Option("--bench", help="Run the detection benchmark instead (see above).")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="With --bench: print docs/benchmark.md.")] = False,
     per_family: Annotated[int, typer.Option(help="With --bench: scenarios per family.", min=1)] = 40,
     keep: Annotated[Path | None, typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
@@ -138,21 +135,16 @@ def corpus_import(
     lines without one are spaced `--spacing` seconds after the previous line.
     """
     from orchestrator.corpus.importer import import_log
+    from orchestrator.tables import import_summary
 
     summary = import_log(file, fmt=fmt, bucket=bucket, out=out, case_id=case_id, spiral=spiral, spacing=spacing)
-    typer.echo(
-        f"wrote {out}: {summary['lines']} lines, {summary['tool_calls']} tool calls, "
-        f"{summary['skipped']} skipped, {summary['minutes']:.1f} min"
-    )
+    typer.echo(import_summary(out, summary))
 
 
 @app.command()
 def launch(
     ticket: Annotated[
-        str,
-        typer.Argument(
-            help="A ticket file (Markdown + YAML front matter), or a ticket id looked up in the configured tickets_dir."
-        ),
+        str, typer.Argument(help="A ticket file (Markdown + YAML front matter) or a ticket id in tickets_dir.")
     ],
     as_json: JsonOpt = False,
 ) -> None:
@@ -187,22 +179,18 @@ def status(as_json: JsonOpt = False) -> None:
     from orchestrator.config import load
     from orchestrator.notify.channels import from_config
     from orchestrator.runs.watch import one_pass
-    from orchestrator.tables import status_table
+    from orchestrator.tables import no_runs_yet, status_table, unchecked
 
     cfg = load()
-    rows = [v.to_dict() for v in one_pass(BucketsFile(), cfg, from_config(cfg))]
-    for r in rows:
-        if r["error"]:
-            sys.stderr.write(f"warning: run {r['id']} could not be checked: {r['error']}\n")
+    views = one_pass(BucketsFile(), cfg, from_config(cfg))
+    sys.stderr.writelines(unchecked(views))
+    rows = [v.to_dict() for v in views]
     if as_json:
         _print_json({"runs": rows})
-        return
-    if not rows:
-        from orchestrator.infra.paths import runs_dir
-
-        typer.echo(f"no runs yet in {runs_dir()}; start one with `./dev.sh launch TICKET` or try `./dev.sh demo`")
-        return
-    _out().print(status_table(rows))
+    elif rows:
+        _out().print(status_table(rows))
+    else:
+        typer.echo(no_runs_yet())
 
 
 @app.command()
@@ -219,17 +207,14 @@ def watch(
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
+    from orchestrator.notify.channels import from_config
     from orchestrator.runs.watch import watch as do_watch
+    from orchestrator.tables import unchecked, watch_events
 
     def report(views: list[RunView]) -> None:
-        for v in views:
-            if v.error:
-                sys.stderr.write(f"warning: run {v.run_id} could not be checked: {v.error}\n")
-            for ev in v.events:
-                if ev not in ("evaluated", "spend"):
-                    typer.echo(f"{v.run_id}: {ev}")
-
-    from orchestrator.notify.channels import from_config
+        sys.stderr.writelines(unchecked(views))
+        for text in watch_events(views):
+            typer.echo(text)
 
     cfg = load()
     do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg))
@@ -254,13 +239,12 @@ def logs(
     ] = False,
 ) -> None:
     """A run's tool calls, one readable line each: time, minute, tool, command or file."""
-    from orchestrator.jsonout import line
     from orchestrator.runs.logs import tool_calls
     from orchestrator.runs.monitor import find_run
 
     for call in tool_calls(find_run(run), follow):
         if as_json:
-            sys.stdout.write(line(call))
+            sys.stdout.write(jsonout.line(call))
             sys.stdout.flush()
         else:
             typer.echo(call["line"])
@@ -313,25 +297,19 @@ def demo(
         console.print(str(body.get("message", body)), markup=False)
 
 
-ledger_app = typer.Typer(help="The DuckDB run ledger: an index over the run folders.", no_args_is_help=True)
-app.add_typer(ledger_app, name="ledger")
-
-
 @ledger_app.command("rebuild")
 def ledger_rebuild() -> None:
     """Drop the ledger's rows and re-read every run folder (they are the source of truth)."""
     from orchestrator.config import load
     from orchestrator.ledger.store import ledger_path, refresh
+    from orchestrator.tables import rebuild_summary
 
     def progress(i: int, n: int) -> None:
         sys.stderr.write(f"\r  {i}/{n} run folders...")
 
     stats = refresh(load().prices, rebuild=True, progress=progress)
     sys.stderr.write("\r" + " " * 40 + "\r")
-    typer.echo(
-        f"{ledger_path()}: {stats.indexed} runs indexed from {stats.scanned} folders "
-        f"({stats.unreadable} unreadable) in {stats.seconds:.2f} s"
-    )
+    typer.echo(rebuild_summary(ledger_path(), stats))
 
 
 @app.command()
@@ -357,7 +335,6 @@ def history(
     re-read).
     """
     from orchestrator.config import load
-    from orchestrator.jsonout import records
     from orchestrator.ledger import store as ledger
     from orchestrator.ledger.since import parse_since
     from orchestrator.tables import history_table, sql_table
@@ -367,7 +344,7 @@ def history(
     if sql:
         cols, table = ledger.run_sql(sql)
         if as_json:
-            _print_json(records(cols, table))
+            _print_json(jsonout.records(cols, table))
         else:
             _out().print(sql_table(cols, table))
         return

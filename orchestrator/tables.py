@@ -1,7 +1,9 @@
-"""Readable renderings of command results: rich tables, and plain lines for calibrate."""
+"""Readable renderings of command results: rich tables, and plain lines."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -9,6 +11,8 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from orchestrator.ledger.calibrate import Calibration
+    from orchestrator.ledger.store import RefreshStats
+    from orchestrator.runs.monitor import RunView
 
 
 def replay_table(results: list[dict[str, Any]], console: Console) -> None:
@@ -56,6 +60,22 @@ def _spend(r: dict[str, Any]) -> str:
         return "-"
     cost = "unpriced" if r.get("cost_usd") is None else f"${r['cost_usd']:.2f}"
     return f"{r['tokens'] / 1000:.0f}k tok {cost}"
+
+
+def no_runs_yet() -> str:
+    from orchestrator.infra.paths import runs_dir
+
+    return f"no runs yet in {runs_dir()}; start one with `./dev.sh launch TICKET` or try `./dev.sh demo`"
+
+
+def unchecked(views: Iterable[RunView]) -> list[str]:
+    """Warning lines (for stderr) for the runs a pass could not look at."""
+    return [f"warning: run {v.run_id} could not be checked: {v.error}\n" for v in views if v.error]
+
+
+def watch_events(views: Iterable[RunView]) -> list[str]:
+    """What a watcher pass did worth a line: stops, trips, pages (not the routine evaluations)."""
+    return [f"{v.run_id}: {ev}" for v in views for ev in v.events if ev not in ("evaluated", "spend")]
 
 
 def status_table(rows: list[dict[str, Any]]) -> Table:
@@ -172,3 +192,17 @@ def calibration_lines(cal: Calibration) -> list[str]:
             mark = "  " if a == b else "->"
             out.append(f"    {label:<15} {a:>6g} {mark} {b:g}")
     return out
+
+
+def import_summary(out: Path, summary: dict[str, Any]) -> str:
+    return (
+        f"wrote {out}: {summary['lines']} lines, {summary['tool_calls']} tool calls, "
+        f"{summary['skipped']} skipped, {summary['minutes']:.1f} min"
+    )
+
+
+def rebuild_summary(path: Path, stats: RefreshStats) -> str:
+    return (
+        f"{path}: {stats.indexed} runs indexed from {stats.scanned} folders "
+        f"({stats.unreadable} unreadable) in {stats.seconds:.2f} s"
+    )
