@@ -283,16 +283,15 @@ def demo(
     console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}")
     with Sink() as sink:
         # the demo's pages go to a receiver it runs itself on 127.0.0.1, not to your phone
-        notifier = Notifier(targets=[Target(sink.url())], events=("spiral", "stalled"))
-        console.print(f"notifications go to a local sink: {sink.url()}")
+        notifier = Notifier(targets=[Target(sink.url)], events=("spiral", "stalled"))
+        console.print(f"notifications go to a local sink: {sink.url}")
         views = run_demo(BucketsFile(), load(), show, speed, notifier)
-        received = sink.messages()
+        received = sink.bodies()
     console.print("[bold]summary[/]")
     for line in summary_lines(views):
         console.print(line, markup=False)
     console.print(f"[bold]delivered to the local sink ({len(received)} notification(s))[/]")
-    for msg in received:
-        body = msg["body"]
+    for body in received:
         console.print(f"--- {body.get('title', '')}", markup=False)
         console.print(str(body.get("message", body)), markup=False)
 

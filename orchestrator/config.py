@@ -30,16 +30,47 @@ class Profile:
     prompt: str = "argument"  # argument | stdin
     version_command: tuple[str, ...] = ()
     model: str | None = None  # for pricing, when the log does not name its model (codex exec --json)
+    env: dict[str, str] = field(default_factory=dict)  # added to the agent's environment
+    root_env: dict[str, str] = field(default_factory=dict)  # added too when the orchestrator runs as root
+    install_hint: str | None = None  # said when the command is not on PATH
 
 
+# Unattended means no one is there to approve a tool call: the built-in profiles let the
+# agent act inside its clone (README, "Agent profiles", says what that trusts it with).
+# Each ends its argv with `--`, so a ticket body that starts with `-` is never an option.
 BUILTIN = {
     "claude": Profile(
         "claude",
-        ("claude", "-p", "--output-format", "stream-json", "--verbose"),
+        ("claude", "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", "--"),
         "claude-stream-json",
         version_command=("claude", "--version"),
+        # Claude Code refuses bypassPermissions as root unless told it runs in a sandbox (exactly "1")
+        root_env={"IS_SANDBOX": "1"},
+        install_hint="npm install -g @anthropic-ai/claude-code",
     ),
-    "codex": Profile("codex", ("codex", "exec", "--json"), "codex-json", version_command=("codex", "--version")),
+    # the narrower choice: these tools only, everything else denied (and the ending says so)
+    "claude-allowlist": Profile(
+        "claude-allowlist",
+        (
+            "claude",
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--allowedTools=Bash,Edit,MultiEdit,Write,Read,Glob,Grep,TodoWrite",  # one argv word: the spaced form eats the prompt
+            "--",
+        ),
+        "claude-stream-json",
+        version_command=("claude", "--version"),
+        install_hint="npm install -g @anthropic-ai/claude-code",
+    ),
+    "codex": Profile(
+        "codex",
+        ("codex", "exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check", "--"),
+        "codex-json",
+        version_command=("codex", "--version"),
+        install_hint="npm install -g @openai/codex",
+    ),
     # the demo agent's format is the recorded case's; it is filled in at launch
     "demo": Profile("demo", (sys.executable, "-m", "orchestrator.demo.agent"), "generic"),
 }
@@ -69,6 +100,7 @@ class _Agent(Strict):
     prompt: Annotated[Literal["argument", "stdin"], Meta(description="must be 'argument' or 'stdin'")] = "argument"
     version_command: Annotated[tuple[str, ...], Meta(description="must be a list of strings")] = ()
     model: Annotated[str, Meta(description="must be a model name")] | None = None
+    env: Annotated[dict[str, str], Meta(description="must map variable names to text")] = {}
 
 
 class _Price(Strict):
@@ -113,7 +145,7 @@ def load(path: Path | None = None) -> UserConfig:
     cfg.heartbeat_s = doc.heartbeat_seconds
     for name, agent in (doc.agents or {}).items():
         cfg.profiles[name] = Profile(
-            name, agent.command, agent.format, agent.prompt, agent.version_command, agent.model
+            name, agent.command, agent.format, agent.prompt, agent.version_command, agent.model, dict(agent.env)
         )
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}

@@ -100,7 +100,8 @@ def test_missing_agent_binary(tmp_path: Path, repo: Path, home: Path) -> None:
     write_config(home, command=["definitely-not-an-agent-binary", "--json"])
     p = cli("launch", str(ticket(tmp_path, repo, "do it")))
     assert p.returncode == 2
-    assert "definitely-not-an-agent-binary not found" in p.stderr
+    assert "definitely-not-an-agent-binary not on PATH (is it installed and on PATH?)" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
 
 
 def test_unreachable_repo_records_a_failed_run(tmp_path: Path, home: Path) -> None:

@@ -35,7 +35,7 @@ def refused(path: Path, text: str) -> str:
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",
-            "config.yaml:4: unknown key 'agents.x.colour' (known: command, format, model, prompt, version_command)",
+            "config.yaml:4: unknown key 'agents.x.colour' (known: command, env, format, model, prompt, version_command)",
         ),
         ("heartbeat_seconds: true\n", "config.yaml:1: heartbeat_seconds must be a positive number, got true"),
         ("heartbeat_seconds: '60'\n", "config.yaml:1: heartbeat_seconds must be a positive number, got '60'"),
@@ -60,7 +60,7 @@ def refused(path: Path, text: str) -> str:
         ),
         (
             "default_agent: nobody\n",
-            "config.yaml:1: default_agent 'nobody' is not a known agent (known: claude, codex, demo)",
+            "config.yaml:1: default_agent 'nobody' is not a known agent (known: claude, claude-allowlist, codex, demo)",
         ),
         (
             "prices:\n  m:\n    input: 1\n    output: -1\n",

@@ -1,53 +1,79 @@
-"""A local notification sink: an HTTP receiver on 127.0.0.1 for apprise's json://.
+"""A local notification sink: an HTTP receiver on 127.0.0.1 for apprise's json:// URLs.
 
-The demo starts one so its page is delivered somewhere real, with no network.
+The demo delivers its page here, so a page really goes somewhere with no
+network; the tests use it as their receiver. It can be stopped and started
+again on the same port (a target that goes down and comes back).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 class Sink:
-    def __init__(self) -> None:
-        self.received: list[dict[str, Any]] = []
+    def __init__(self, port: int | None = None, path: str = "page") -> None:
+        self.port = port or free_port()
+        self.path = path
+        self._received: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"json://127.0.0.1:{self.port}/{self.path}"
+
+    def start(self) -> Sink:
         sink = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
                     body = json.loads(raw)
                 except ValueError:
                     body = {"raw": raw.decode(errors="replace")}
                 with sink._lock:
-                    sink.received.append({"path": self.path, "body": body})
+                    sink._received.append({"path": self.path, "body": body})
                 self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args: Any) -> None:
-                pass  # quiet: the demo prints what arrived
+                pass  # quiet: callers print what arrived
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def url(self, path: str = "page") -> str:
-        return f"json://127.0.0.1:{self.port}/{path}"
-
-    def __enter__(self) -> Sink:
-        self._thread.start()
+        ThreadingHTTPServer.allow_reuse_address = True
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
 
-    def messages(self) -> list[dict[str, Any]]:
+    def __enter__(self) -> Sink:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def bodies(self) -> list[dict[str, Any]]:
+        """Each notification's JSON body, in arrival order."""
         with self._lock:
-            return list(self.received)
+            return [r["body"] for r in self._received]
+
+    def titles(self) -> list[str]:
+        return [str(b.get("title", "")) for b in self.bodies()]
+
+    def messages(self) -> list[str]:
+        return [str(b.get("message", b)) for b in self.bodies()]

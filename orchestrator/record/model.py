@@ -105,6 +105,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     prompt_mode: str = "argument"
     prompt: str | None = None
     env: dict[str, str] = {}
+    # where the agent keeps its own records (CLAUDE_CONFIG_DIR, CODEX_HOME), resolved at launch
+    agent_homes: dict[str, str] = {}
     model: str | None = None
     version_command: list[str] = []
     agent_version: str | None = None

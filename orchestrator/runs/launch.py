@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -36,32 +37,61 @@ class Launched:
     agent_started: bool
 
 
-def _argv(ticket: tickets.Ticket, cfg: UserConfig) -> tuple[list[str], str, str, list[str]]:
-    """(argv, log format, prompt mode, version command) for the ticket's agent."""
+@dataclass
+class AgentCommand:
+    """How the ticket's agent is started: argv, log format, prompt mode, its environment."""
+
+    argv: list[str]
+    format: str
+    prompt_mode: str
+    version_command: list[str]
+    env: dict[str, str]
+    install_hint: str | None = None
+
+
+def agent_command(ticket: tickets.Ticket, cfg: UserConfig) -> AgentCommand:
     profile = cfg.profiles[ticket.agent]
     if ticket.agent == "demo":
         assert ticket.demo_case is not None
         fmt = load_case(ticket.demo_case).format
-        argv = [
-            sys.executable,
-            "-m",
-            "orchestrator.demo.agent",
-            "--case",
-            str(ticket.demo_case),
-            "--speed",
-            repr(ticket.speed),
-        ]
-        return argv, fmt, "none", []
+        argv = [sys.executable, "-m", "orchestrator.demo.agent", "--case", str(ticket.demo_case)]
+        return AgentCommand([*argv, "--speed", repr(ticket.speed)], fmt, "none", [], {})
+    env = {**profile.env, **(profile.root_env if os.geteuid() == 0 else {})}
     argv = list(profile.command)
     if profile.prompt == "argument":
+        if ticket.body.lstrip().startswith("-") and (not argv or argv[-1] != "--"):
+            raise UserError(
+                f"{ticket.path}: the ticket body starts with '-', which agent {ticket.agent!r} would read as an "
+                f"option; end the profile's command with '--' or set prompt: stdin"
+            )
         argv.append(ticket.body)
-    return argv, profile.format, profile.prompt, list(profile.version_command)
+    return AgentCommand(argv, profile.format, profile.prompt, list(profile.version_command), env, profile.install_hint)
 
 
 def _find_binary(argv0: str) -> str | None:
     if "/" in argv0:
         return argv0 if os.access(argv0, os.X_OK) and Path(argv0).is_file() else None
     return shutil.which(argv0)
+
+
+def check_agent(name: str, cmd: AgentCommand) -> str | None:
+    """The agent's version line; a UserError that says what is missing when it cannot run."""
+    argv0 = cmd.argv[0]
+    if _find_binary(argv0) is None:
+        hint = f": {cmd.install_hint}" if cmd.install_hint else " (is it installed and on PATH?)"
+        raise UserError(f"agent {name!r}: {argv0} not on PATH{hint}")
+    if not cmd.version_command:
+        return None
+    try:
+        rc, out, err = proc.run(cmd.version_command, check=False, timeout=30, env=cmd.env)
+    except proc.CommandError as exc:
+        raise UserError(f"agent {name!r}: {exc}") from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"agent {name!r}: {' '.join(cmd.version_command)} did not answer: {exc}") from None
+    text = (out or err).decode(errors="replace").strip().splitlines()
+    if rc != 0:
+        raise UserError(f"agent {name!r}: {' '.join(cmd.version_command)} exited {rc}: {(text or [''])[-1][:200]}")
+    return text[0][:200] if text else None
 
 
 def _new_run_dir(ticket_id: str) -> RunDir:
@@ -81,9 +111,8 @@ def _new_run_dir(ticket_id: str) -> RunDir:
     raise UserError(f"cannot allocate a run folder under {root}")
 
 
-def _record(run_id: str, ticket: tickets.Ticket, cfg: UserConfig, buckets: BucketsFile) -> RunRecord:
+def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserConfig, buckets: BucketsFile) -> RunRecord:
     settings = buckets.with_overrides(ticket.overrides, str(ticket.path), ticket.lines, ("overrides",))
-    argv, fmt, prompt_mode, version_cmd = _argv(ticket, cfg)
     now = state_file.utcnow()
     return RunRecord(
         run_id=run_id,
@@ -91,12 +120,14 @@ def _record(run_id: str, ticket: tickets.Ticket, cfg: UserConfig, buckets: Bucke
         ticket_path=str(ticket.path.resolve()),
         bucket=ticket.bucket,
         agent=ticket.agent,
-        format=fmt,
-        argv=argv,
-        prompt_mode=prompt_mode,
-        prompt=ticket.body if prompt_mode == "stdin" else None,
+        format=cmd.format,
+        argv=cmd.argv,
+        prompt_mode=cmd.prompt_mode,
+        prompt=ticket.body if cmd.prompt_mode == "stdin" else None,
+        env=cmd.env,
+        agent_homes=agent_homes(cmd),
         model=cfg.profiles[ticket.agent].model,
-        version_command=version_cmd,
+        version_command=cmd.version_command,
         repo=ticket.repo,
         base=ticket.base,
         branch=f"ticket/{ticket.id}",
@@ -113,6 +144,14 @@ def _record(run_id: str, ticket: tickets.Ticket, cfg: UserConfig, buckets: Bucke
     )
 
 
+def agent_homes(cmd: AgentCommand) -> dict[str, str]:
+    """Where the agent keeps its own records (session transcripts, rollouts), as it will see them."""
+    homes = {}
+    for var, default in (("CLAUDE_CONFIG_DIR", "~/.claude"), ("CODEX_HOME", "~/.codex")):
+        homes[var] = str(Path(cmd.env.get(var) or os.environ.get(var) or default).expanduser())
+    return homes
+
+
 def _start(r: RunRecord) -> bool:
     if r.state != "launching" or r.stop_requested is not None:
         return False  # stopped (killed, or given up on) while cloning: start nothing
@@ -124,11 +163,11 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
     ticket = tickets.load(tickets.resolve(ref, cfg), cfg)
     if ticket.speed != 1.0 and ticket.agent != "demo":
         raise UserError(f"{ticket.path}: speed is only for the demo agent (real agents run on the wall clock)")
-    argv0 = _argv(ticket, cfg)[0][0]
-    if _find_binary(argv0) is None:
-        raise UserError(f"agent {ticket.agent!r}: {argv0} not found (is it installed and on PATH?)")
+    cmd = agent_command(ticket, cfg)
+    version = check_agent(ticket.agent, cmd)
     rd = _new_run_dir(ticket.id)
-    record = _record(rd.run_id, ticket, cfg, buckets)
+    record = _record(rd.run_id, ticket, cmd, cfg, buckets)
+    record.agent_version = version
     state_file.write(rd, record)
     rd.ticket.write_text(ticket.text, encoding="utf-8")
     try:

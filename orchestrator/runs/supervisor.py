@@ -120,7 +120,7 @@ def supervise(run_dir: Path) -> int:
     if record.supervisor != me:
         return 0
     clock = RunClock.of(record)
-    version = _agent_version(record.version_command, rd.clone)
+    version = record.agent_version or _agent_version(record.version_command, rd.clone)
     stdin_pipe = record.prompt_mode == "stdin"
     try:
         with rd.agent_stderr.open("wb") as err_fh:
