@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Thin entry point: make sure the local virtualenv exists, then hand over.
+#   ./dev.sh test [pytest args]   the test suite
+#   ./dev.sh lint                 ruff (lint + format check) and mypy
+#   ./dev.sh <command> ...        the orchestrator CLI (./dev.sh --help)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$here/.venv"
@@ -12,9 +15,17 @@ if [ ! -f "$stamp" ]; then
   rm -f "$venv"/.installed-* && touch "$stamp"
 fi
 cmd="${1:-}"
-if [ "$cmd" = "test" ]; then
-  shift
-  cd "$here"
-  exec "$venv/bin/python" -m pytest "$@"
-fi
+case "$cmd" in
+  test)
+    shift
+    cd "$here"
+    exec "$venv/bin/python" -m pytest "$@"
+    ;;
+  lint)
+    cd "$here"
+    "$venv/bin/ruff" check .
+    "$venv/bin/ruff" format --check .
+    exec "$venv/bin/mypy"
+    ;;
+esac
 exec "$venv/bin/python" -m orchestrator "$@"
