@@ -1,0 +1,97 @@
+"""The run record: typed, versioned, migrated from the untyped version-1 state.json, newer versions refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.infra.errors import UserError
+from orchestrator.record import state_file
+from orchestrator.record.layout import RunDir
+from orchestrator.record.model import VERSION, RunRecord, StopRequest
+
+# a version-1 record as the first orchestrator wrote it (keys absent or null where unknown)
+V1 = {
+    "version": 1,
+    "run_id": "t1-20260101-000000",
+    "ticket_id": "t1",
+    "bucket": "small",
+    "agent": "claude",
+    "format": "claude-stream-json",
+    "argv": ["claude", "-p"],
+    "prompt": None,
+    "prompt_mode": "argument",
+    "state": "killed",
+    "reason": "stopped by a person",
+    "created_at": "2026-01-01T00:00:00.000000Z",
+    "started_at": "2026-01-01T00:00:01.000000Z",
+    "ended_at": "2026-01-01T00:10:00.000000Z",
+    "time_scale": None,
+    "supervisor": {"pid": 123, "create_time": 1767225600.5},
+    "stop_requested": {"as": "killed", "reason": "stopped by a person", "at": "2026-01-01T00:09:59.000000Z"},
+    "spiral": {"tripped_in_soft_band": True, "tripped_at_min": 31, "page_signals": ["polling"]},
+    "notices": {"spiral": {"attempts": 2, "delivered": True, "channels_done": ["abc"]}},
+    "hints": None,
+}
+
+
+def write(run: Path, data: object) -> RunDir:
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "state.json").write_text(json.dumps(data))
+    return RunDir(run)
+
+
+def test_a_version_1_record_is_read_as_the_current_one(tmp_path: Path) -> None:
+    rd = write(tmp_path / "t1-20260101-000000", V1)
+    rec = state_file.read(rd)
+    assert rec.version == VERSION
+    assert rec.state == "killed" and rec.time_scale == 1.0 and rec.hints == []
+    assert rec.supervisor is not None and rec.supervisor.pid == 123
+    assert rec.stop_requested == StopRequest(
+        end_as="killed", reason="stopped by a person", at=V1["stop_requested"]["at"]
+    )
+    assert rec.spiral.tripped_at_min == 31 and rec.spiral.page_signals == ["polling"] and not rec.spiral.notified
+    assert rec.notices["spiral"].delivered and rec.notices["spiral"].attempts == 2
+
+
+def test_a_migrated_record_is_written_back_in_the_current_shape(tmp_path: Path) -> None:
+    rd = write(tmp_path / "r", V1)
+    state_file.update(rd, lambda r: None)
+    raw = json.loads(rd.state_json.read_text())
+    assert raw["version"] == VERSION
+    assert raw["stop_requested"]["as"] == "killed"  # the JSON key stays "as"
+    assert set(raw) == set(RunRecord.__struct_fields__)
+    assert state_file.read(rd).notices["spiral"].channels_done == ["abc"]
+
+
+def test_a_minimal_hand_written_record_gets_defaults_and_its_folder_name(tmp_path: Path) -> None:
+    rd = write(tmp_path / "zz-run", {"state": "running", "bucket": "small"})
+    rec = state_file.read(rd)
+    assert rec.run_id == "zz-run" and rec.active and rec.spiral.region == "healthy" and rec.notices == {}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"version": VERSION + 1, "state": "running"}, f"state file is version {VERSION + 1}, newer than"),
+        ({"version": "two"}, "unknown version 'two'"),
+        ({"time_scale": "fast"}, "not a valid run record: Expected `float`, got `str` - at `$.time_scale`"),
+        ({"time_scale": 0}, "not a valid run record"),
+        ({"spiral": {"tool_calls": "many"}}, "at `$.spiral.tool_calls`"),
+        ([1, 2], "state file is not a JSON object"),
+    ],
+)
+def test_a_record_that_cannot_be_read_is_one_clear_error(tmp_path: Path, data: object, message: str) -> None:
+    rd = write(tmp_path / "bad", data)
+    with pytest.raises(UserError) as err:
+        state_file.read(rd)
+    assert message in str(err.value) and str(err.value).startswith(str(rd.state_json))
+
+
+def test_an_ending_is_recorded_once(tmp_path: Path) -> None:
+    rec = RunRecord(run_id="r", state="running")
+    assert state_file.end(rec, "failed", "agent exited 3", exit_code=3)
+    assert not state_file.end(rec, "killed", "late")
+    assert (rec.state, rec.reason, rec.exit_code) == ("failed", "agent exited 3", 3)
