@@ -14,11 +14,21 @@ if [ ! -f "$stamp" ]; then
   "$venv/bin/python" -m pip install --quiet -e "$here[test]" >&2
   rm -f "$venv"/.installed-* && touch "$stamp"
 fi
+# The real Claude Code and Codex CLIs, pinned in agents/package-lock.json, for the real-agent tests.
+# Without node/npm those tests skip and say why in the summary.
+agents_ready() {
+  local lock="$here/agents/package-lock.json" mark="$here/agents/node_modules/.installed"
+  [ -f "$mark" ] && [ "$(cat "$mark")" = "$(cksum < "$lock")" ] && return 0
+  command -v npm >/dev/null 2>&1 || { echo "dev.sh: npm not found: the real-agent tests will skip" >&2; return 0; }
+  echo "dev.sh: installing the pinned agent CLIs into agents/node_modules (first run only)..." >&2
+  (cd "$here/agents" && npm ci --no-audit --no-fund --loglevel=error >&2) && cksum < "$lock" > "$mark"
+}
 cmd="${1:-}"
 case "$cmd" in
   test)
     shift
     cd "$here"
+    agents_ready
     exec "$venv/bin/python" -m pytest "$@"
     ;;
   lint)
