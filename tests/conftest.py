@@ -17,6 +17,8 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("ORCHESTRATOR_HOME", str(tmp_path / "orchestrator-home"))
     monkeypatch.setenv("HOME", str(home))
+    # tests start their own watchers; a test of the auto-started one says `autostart_watcher: true`
+    monkeypatch.setenv("ORCHESTRATOR_AUTOSTART_WATCHER", "0")
     return home
 
 

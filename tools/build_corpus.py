@@ -442,6 +442,30 @@ def neg_stuck_only(out: Path) -> None:
     tl.write_case(out / tl.case_id, 45)
 
 
+def neg_provider_outage(out: Path) -> None:
+    rng = random.Random(16)
+    tl = Timeline(
+        "neg-provider-outage",
+        "claude-stream-json",
+        "medium",
+        "Hard negative: a productive medium run whose model API is rate limited (429) from minute 38 "
+        "to 76: the CLI prints only its retry lines, no tool call lands and the clone does not change. "
+        "The wait is the provider's, not a spiral: it must not count toward mutation_stall or the soft "
+        "band (docs/agent-outcomes.md). Before the outage the agent was iterating on one test file.",
+        repo(tests__test_core__py=b"def test_core(): ...\n"),
+        outputs=["src/app/core.py"],
+        expect={"spiral": False},
+    )
+    t = productive(tl, 0.5, 30, rng)
+    while t < 38:
+        tl.edit(t, "tests/test_core.py")
+        tl.bash(t + 0.3, "pytest -q tests/test_core.py", error=True, output="1 failed")
+        t += rng.uniform(0.9, 1.3)
+    tl.provider_down(38, 76, status=429)
+    productive(tl, 76.2, 84, rng, prefix="after")
+    tl.write_case(out / tl.case_id, 85)
+
+
 CASES: list[Callable[[Path], None]] = [
     spiral_001,
     spiral_002,
@@ -455,6 +479,7 @@ CASES: list[Callable[[Path], None]] = [
     neg_override,
     neg_chunked_reads,
     neg_stuck_only,
+    neg_provider_outage,
     spiral_codex_versions,
     spiral_transcript_until,
     spiral_generic_pingpong,

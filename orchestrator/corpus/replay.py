@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import mmap
 import multiprocessing as mp
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
+from spiral.outcome import Outcome, blocked_before
 from spiral.settings import SIGNAL_NAMES, Settings
 from spiral.verdict import Verdict, json_number
 
@@ -81,21 +83,49 @@ def walk_recording(
     return drive(walk, timeline, to_calls)
 
 
+def provider_intervals(events: Path) -> list[tuple[float, float]]:
+    """When the recorded agent was blocked on its model API (docs/agent-outcomes.md); [] for most logs."""
+    try:
+        with events.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as raw:
+            if raw.find(b'"api_retry"') < 0 and raw.find(b"Reconnecting") < 0:
+                return []  # the common case costs one scan of the mapped file, no copy
+    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
+        return []
+    outcome, last = Outcome(), 0.0
+    for ts, data in read_events(events, LineCounter()):
+        outcome.feed(ts, data)
+        last = ts
+    return outcome.blocked_intervals(last)
+
+
 def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     case = load_case(folder)
     files = CaseFiles(folder)
     settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
-    events = read_events(files.events, counter)
+    events: Iterator[tuple[float, Any]] = read_events(files.events, counter)
+    snaps = distinct_snapshots(read_snapshots(files.workspace, counter))
+    end = case.ended_at
+    blocked = provider_intervals(files.events)
+    if blocked:
+        # the agent's clock, as the live evaluator uses it: provider-blocked time cut out
+
+        def agent(ts: float) -> float:
+            return ts - blocked_before(blocked, ts)
+
+        events = ((agent(ts), data) for ts, data in events)
+        for snap in snaps:
+            snap.ts = agent(snap.ts)
+        end = agent(end)
     walk = walk_recording(
         settings,
         bucket=case.bucket,
         start=case.started_at,
-        end=case.ended_at,
+        end=end,
         timeline=events,
         to_calls=adapter.feed,
-        snaps=distinct_snapshots(read_snapshots(files.workspace, counter)),
+        snaps=snaps,
         tracked=read_tracked(files.tracked),
         outputs=case.outputs,
         workdir=case.workdir,

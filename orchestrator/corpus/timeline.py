@@ -95,6 +95,14 @@ class Timeline:
     def bash_output(self, minute: float, task_id: str = "b1") -> None:
         self.ops.append(_Op(self._ts(minute), "tool", "BashOutput", command=task_id, output="running"))
 
+    def provider_down(self, start: float, end: float, *, status: int = 429, every: float = 0.5) -> None:
+        """The agent's model API failing from minute `start` to `end`: only its CLI's retry lines."""
+        minute, n = start, 0
+        while minute < end:
+            n += 1
+            self.ops.append(_Op(self._ts(minute), "retry", command=str(status), output=str(n)))
+            minute += every
+
     def appear(self, minute: float, path: str, text: str = "x\n") -> None:
         """A file appears without a tool call naming it (a script wrote it)."""
         self.ops.append(_Op(self._ts(minute), "fs", path=path, content=text.encode()))
@@ -124,6 +132,8 @@ class Timeline:
                         fs[op.path or ""] = op.content
                 if op.kind == "tool":
                     events.extend(render.tool(op))
+                elif op.kind == "retry":
+                    events.append(render.retry(op))
                 i += 1
             snaps.append(self._snapshot(next_snap, fs))
             next_snap += self.snapshot_every_s
@@ -217,6 +227,24 @@ class _Renderer:
         else:
             data = {"tool": "Note", "text": "recording ends"}
         return self._env(end, data)
+
+    def retry(self, op: _Op) -> bytes:
+        """One retry line of the agent's CLI while its model API fails (docs/agent-outcomes.md)."""
+        status, attempt = int(op.command or 429), int(op.output)
+        if self.tl.fmt == "claude-stream-json":
+            kind = {429: "rate_limit", 529: "overloaded", 401: "authentication_failed"}.get(status, "server_error")
+            data: Any = {
+                "type": "system",
+                "subtype": "api_retry",
+                "attempt": attempt,
+                "max_retries": 1000,
+                "retry_delay_ms": 30000,
+                "error_status": status,
+                "error": kind,
+            }
+        else:
+            data = {"type": "error", "message": f"Reconnecting... {(attempt - 1) % 5 + 1}/5 (last status: {status})"}
+        return self._env(op.ts, data)
 
     def tool(self, op: _Op) -> list[bytes]:
         self.n += 1

@@ -91,7 +91,8 @@ def run_demo(
     folder.mkdir(parents=True, exist_ok=True)
     repo = folder / "sample-repo"
     make_sample_repo(repo, [corpus / HEALTHY_CASE, corpus / SPIRAL_CASE])
-    run_dirs = [launch(str(t), cfg, buckets).run_dir for t in write_tickets(folder, repo, corpus, speed)]
+    # the demo watches its own runs (and pages its own sink): no background watcher
+    run_dirs = [launch(str(t), cfg, buckets, watcher=False).run_dir for t in write_tickets(folder, repo, corpus, speed)]
     t0 = time.monotonic()
     views: list[monitor.RunView] = []
     while True:

@@ -22,9 +22,11 @@ from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
 
-EVENTS = ("spiral", "stalled", "failed", "succeeded", "killed", "lost")
-ENDINGS = frozenset(EVENTS[1:])
-DEFAULT_EVENTS = ("spiral", "stalled")
+ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost")
+# "provider": the agent's model API kept failing (one notice per episode of retries)
+EVENTS = ("spiral", "provider", *ENDING_EVENTS)
+ENDINGS = frozenset(ENDING_EVENTS)
+DEFAULT_EVENTS = ("spiral", "provider", "stalled")
 TAGS = (*EVENTS, "ends")
 _KEYS = {"urls", "apprise_config", "events", "command", "retry_initial_seconds", "retry_max_seconds"}
 HOOK_TIMEOUT_S = 30

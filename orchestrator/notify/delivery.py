@@ -29,20 +29,34 @@ from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Claim, Notice, RunRecord
 
 LEASE_S = 120.0
+PROVIDER_NOTICE_ATTEMPTS = 3  # a retry or two is routine; the third in one episode is worth a notice
 
 
 def due(record: RunRecord, notifier: Notifier) -> list[str]:
-    """Events of this run that should be (or still be) notified."""
+    """Notices of this run that should be (or still be) sent, by key (`provider-N`: episode N)."""
     out = []
     if "spiral" in notifier.events and record.spiral.tripped_in_soft_band:
         out.append("spiral")
+    p = record.provider
+    if "provider" in notifier.events and p is not None and (p.attempt or 0) >= PROVIDER_NOTICE_ATTEMPTS:
+        out.append(f"provider-{p.episode}")
     if record.state in ENDINGS and record.state in notifier.events:
         out.append(record.state)
     return [e for e in out if not (e in record.notices and record.notices[e].delivered)]
 
 
-def _compose(record: RunRecord, event: str) -> tuple[str, str]:
-    return pages.spiral_page(record) if event == "spiral" else pages.ending_notice(record, event)
+def _event(key: str) -> str:
+    """The event a notice key is for (`provider-2` -> `provider`), which routes it to targets."""
+    return key.split("-", 1)[0]
+
+
+def _compose(record: RunRecord, key: str) -> tuple[str, str]:
+    event = _event(key)
+    if event == "spiral":
+        return pages.spiral_page(record)
+    if event == "provider":
+        return pages.provider_notice(record)
+    return pages.ending_notice(record, event)
 
 
 @dataclass
@@ -84,7 +98,9 @@ def deliver(run: RunDir | Path, event: str, notifier: Notifier, now: float | Non
     if sent is None:
         return attempt.why
     try:
-        ok, error = notifier.send(event, sent.title or "", sent.body or "", set(sent.channels_done), attempt.env)
+        ok, error = notifier.send(
+            _event(event), sent.title or "", sent.body or "", set(sent.channels_done), attempt.env
+        )
     except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
     outcome: list[str] = []

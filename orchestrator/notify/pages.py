@@ -106,6 +106,22 @@ def spiral_page(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]:
     return title, _finish(lines)
 
 
+def provider_notice(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]:
+    """(title, body) for a run whose agent keeps failing to reach its model API (not a spiral)."""
+    run = record.run_id
+    p = record.provider
+    what = p.text if p is not None else "retrying its model API"
+    since = f" since {p.since[11:19]} UTC" if p is not None and p.since else ""
+    lines = [
+        f"Ticket {record.ticket_id} (run {run}, agent {record.agent}): the agent's model API is failing: "
+        f"{what}{since}.",
+        "This is the provider, not the agent: the time does not count toward the spiral signals.",
+        f"  {cli} logs {run}",
+        f"  {cli} kill {run}",
+    ]
+    return f"run {run}: model API failing", _finish(lines)
+
+
 def ending_notice(record: RunRecord, event: str, cli: str = "./dev.sh") -> tuple[str, str]:
     run = record.run_id
     title = ENDING_TITLES.get(event, "run {run}: " + event).format(run=run)

@@ -90,6 +90,29 @@ class SpendTotals(msgspec.Struct, kw_only=True):
     unpriced_models: list[str] = []
 
 
+class ProviderStatus(msgspec.Struct, kw_only=True):
+    """The agent waiting on its model API right now (one episode of retries)."""
+
+    episode: int
+    text: str  # e.g. "retrying rate limited (429) (attempt 4/10)"
+    status: int | None = None
+    error: str | None = None
+    attempt: int | None = None
+    max_retries: int | None = None
+    since: str | None = None
+
+
+class AgentReport(msgspec.Struct, kw_only=True):
+    """What the agent's own log said about its run (spiral/outcome.py)."""
+
+    tool_calls: int = 0
+    denied_calls: int = 0
+    final_seen: bool = False
+    final_error: bool = False
+    api_error_status: int | None = None
+    provider_episodes: int = 0
+
+
 class RunRecord(msgspec.Struct, kw_only=True):
     """Everything the orchestrator knows about one run; the run's single source of truth."""
 
@@ -136,6 +159,9 @@ class RunRecord(msgspec.Struct, kw_only=True):
     spiral: SpiralState = msgspec.field(default_factory=SpiralState)
     notices: dict[str, Notice] = {}
     spend: SpendTotals | None = None
+    # the agent's model API, and what its own log said (both absent for logs that do not tell)
+    provider: ProviderStatus | None = None
+    agent_report: AgentReport | None = None
 
     @property
     def active(self) -> bool:

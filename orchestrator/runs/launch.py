@@ -21,6 +21,7 @@ from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord
 from orchestrator.runs import tickets
+from orchestrator.runs.watch import ensure_watcher
 from spiral.settings import merge
 
 SUPERVISOR_START_TIMEOUT_S = 20.0
@@ -159,7 +160,8 @@ def _start(r: RunRecord) -> bool:
     return True
 
 
-def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True) -> Launched:
+def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True, watcher: bool = True) -> Launched:
+    """Launch one ticket; with `watcher`, make sure a background watcher will evaluate and page it."""
     ticket = tickets.load(tickets.resolve(ref, cfg), cfg)
     if ticket.speed != 1.0 and ticket.agent != "demo":
         raise UserError(f"{ticket.path}: speed is only for the demo agent (real agents run on the wall clock)")
@@ -187,6 +189,11 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
     proc.spawn_detached(
         [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path)], cwd=rd.path, log=rd.supervisor_log
     )
+    if watcher:
+        try:
+            ensure_watcher(cfg)
+        except OSError as exc:  # the run is launched; say why nobody may be watching it
+            sys.stderr.write(f"warning: could not start a background watcher: {exc}; run `watch` yourself\n")
     if wait:
         deadline = time.monotonic() + SUPERVISOR_START_TIMEOUT_S
         while time.monotonic() < deadline:

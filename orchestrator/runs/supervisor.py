@@ -25,20 +25,20 @@ from orchestrator.infra import git, proc
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import ENDED, RunRecord
+from orchestrator.record.model import ENDED, AgentReport, RunRecord
 from spiral.envelope import make_envelope
+from spiral.outcome import Outcome
 
 _STDERR_TAIL = 400
 
 
-def _envelope(ts_iso: str, line: bytes) -> bytes:
-    """A native output line as the envelope the corpus format wants (non-JSON kept as text)."""
+def _payload(line: bytes) -> Any:
+    """A native output line as data (a JSON value, or the text of a non-JSON line)."""
     text = line.rstrip(b"\r\n")
     try:
-        data: Any = orjson.loads(text)
+        return orjson.loads(text)
     except orjson.JSONDecodeError:
-        data = text.decode("utf-8", errors="replace")
-    return make_envelope(ts_iso, data)
+        return text.decode("utf-8", errors="replace")
 
 
 class Snapshotter(threading.Thread):
@@ -94,23 +94,46 @@ def _started(agent: proc.ProcRef, version: str | None) -> Callable[[RunRecord], 
     return change
 
 
-def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock) -> None:
-    """Each non-blank output line of the agent, as a timestamped envelope, flushed as it comes."""
+def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock) -> Outcome:
+    """Each non-blank output line of the agent, as a timestamped envelope, flushed as it comes;
+    what the lines said about the run's outcome."""
     assert child.stdout is not None
+    outcome = Outcome()
     with events.open("ab") as out:
         for line in child.stdout:
             if not line.strip():
                 continue
-            out.write(_envelope(clock.iso(time.time()), line))
+            now = time.time()
+            data = _payload(line)
+            outcome.feed(clock.at(now), data)
+            out.write(make_envelope(clock.iso(now), data))
             out.flush()
+    return outcome
 
 
-def _ending(rc: int, stderr_path: Path) -> tuple[str, str]:
+def _ending(rc: int, outcome: Outcome, stderr_path: Path) -> tuple[str, str]:
+    """The ending the agent's own log supports, else the one its exit code implies."""
+    told = outcome.ending(rc) if rc >= 0 else None
+    if told is not None:
+        return told
     if rc == 0:
-        return "succeeded", "agent exited 0"
+        denied = outcome.denied
+        note = f" ({denied} of {outcome.tool_calls} tool calls denied)" if denied else ""
+        return "succeeded", "agent exited 0" + note
     if rc < 0:
         return "failed", f"agent killed by signal {signal.Signals(-rc).name}"
     return "failed", f"agent exited {rc}" + _stderr_hint(stderr_path)
+
+
+def report(outcome: Outcome) -> AgentReport:
+    return AgentReport(
+        tool_calls=outcome.tool_calls,
+        denied_calls=outcome.denied,
+        final_seen=outcome.final_seen,
+        final_error=outcome.final_error,
+        api_error_status=outcome.final_status,
+        provider_episodes=len(outcome.episodes),
+    )
 
 
 def supervise(run_dir: Path) -> int:
@@ -142,13 +165,13 @@ def supervise(run_dir: Path) -> int:
     snapper = Snapshotter(rd.clone, rd.workspace, clock, (record.snapshot_every_s or 30.0) / clock.scale)
     snapper.take()
     snapper.start()
-    _capture(child, rd.events, clock)
+    outcome = _capture(child, rd.events, clock)
     rc = child.wait()
     snapper.stop_event.set()
     snapper.join(timeout=5)
     snapper.take()
-    how, reason = _ending(rc, rd.agent_stderr)
-    _finish(rd, clock, how, reason, exit_code=rc)
+    how, reason = _ending(rc, outcome, rd.agent_stderr)
+    _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome))
     return 0
 
 
@@ -160,14 +183,25 @@ def _stderr_hint(path: Path) -> str:
     return f": {tail[-1][:200]}" if tail else ""
 
 
-def _finish(rd: RunDir, clock: RunClock, how: str, reason: str, exit_code: int | None = None) -> None:
+def _finish(
+    rd: RunDir,
+    clock: RunClock,
+    how: str,
+    reason: str,
+    exit_code: int | None = None,
+    agent_report: AgentReport | None = None,
+) -> None:
     """Record the ending, unless someone asked for this stop (kill, stall) and so names it."""
 
     def change(r: RunRecord) -> bool:
+        if agent_report is not None:
+            r.agent_report, r.provider = agent_report, None
         req = r.stop_requested
         if req is not None and req.end_as in ENDED:
-            return state_file.end(r, req.end_as, req.reason, exit_code=exit_code)
-        return state_file.end(r, how, reason, exit_code=exit_code)
+            ended = state_file.end(r, req.end_as, req.reason, exit_code=exit_code)
+        else:
+            ended = state_file.end(r, how, reason, exit_code=exit_code)
+        return ended or agent_report is not None
 
     record = state_file.update(rd, change)
     case_file.write_run_case(rd, record, clock.at(time.time()))

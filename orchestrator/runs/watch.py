@@ -5,12 +5,14 @@ liveness enforced, and what is due is sent. Only one watcher runs at a time.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
+from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home
@@ -58,11 +60,50 @@ def watch(
     tick_s: float,
     report: Callable[[list[monitor.RunView]], None],
     notifier: Notifier | None = None,
+    idle_exit_s: float | None = None,
 ) -> None:
+    """Pass over every run each tick; with `idle_exit_s`, stop once no run has been active that long."""
     with single_watcher():
+        last_active = time.monotonic()
         while True:
             started = time.monotonic()
-            report(one_pass(buckets, cfg, notifier))
+            views = one_pass(buckets, cfg, notifier)
+            report(views)
             if once:
                 return
+            if any(v.record.active or v.error for v in views):
+                last_active = time.monotonic()
+            elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
+                return
             time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
+
+
+def watcher_running() -> bool:
+    """Whether some process holds the state folder's watcher lock right now."""
+    root = home()
+    try:
+        with held(root / "watch.lock", timeout=0):
+            return False
+    except LockBusy:
+        return True
+    except OSError:
+        return False
+
+
+def ensure_watcher(cfg: UserConfig) -> int | None:
+    """Start a detached watcher unless one runs (or autostart is off); its pid, or None."""
+    if not cfg.autostart_watcher or watcher_running():
+        return None
+    root = home()
+    argv = [
+        sys.executable,
+        "-m",
+        "orchestrator",
+        "watch",
+        "--tick",
+        repr(cfg.watcher_tick_s),
+        "--idle-exit",
+        repr(cfg.watcher_idle_s),
+    ]
+    # a second watcher started in a race exits at once ("another watcher is already running")
+    return proc.spawn_detached(argv, cwd=root, log=root / "watch.log")
