@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # top to bottom: a unit may import only units below it (and itself)
 LAYERS = [
     "orchestrator.cli",
-    "orchestrator.tables",
     "orchestrator.jsonout",
     "orchestrator.demo",
+    "orchestrator.tables",  # rendering of results: used by the CLI and the demo's console
     "orchestrator.runs",
     "orchestrator.notify",
     "orchestrator.config",
