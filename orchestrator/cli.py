@@ -238,7 +238,7 @@ def logs(
         bool, typer.Option("--json", help="One JSON object a line (JSON Lines), with a version key.")
     ] = False,
 ) -> None:
-    """A run's tool calls, one readable line each: time, minute, tool, command or file."""
+    """A run's tool calls, one line each: time, minute, tool, command or file; failed and denied calls marked."""
     from orchestrator.runs.logs import tool_calls
     from orchestrator.runs.monitor import find_run
 

@@ -10,14 +10,21 @@ zcat for .gz), cross-checked with grep:
   2 (polling) and 33 (edit-churn) more ids, all inside `progress` lines (a
   subagent's calls echoed into the parent transcript; the edit-churn 33 are the
   subagent file's own 33), which are not the agent's calls. Errors: distinct
-  `tool_result.tool_use_id` whose block has `is_error: true`.
+  `tool_result.tool_use_id` whose block has `is_error: true`. Denied: those
+  whose text starts `This command requires approval`, `Claude requested
+  permissions to ` or `The user doesn't want to `, or holds ` was blocked. For
+  security, Claude Code may only `. Without a result: tool_use ids no
+  tool_result names.
 - Codex `exec --json`: distinct `command_execution` item ids, plus one per entry
   of a `file_change` item's `changes`. Errors: command items with an integer
   `exit_code` other than 0.
 - Codex rollouts: records whose (payload) type is `function_call`,
   `custom_tool_call` or `local_shell_call` (every call_id is distinct, and each
   has exactly one `function_call_output`). Errors: outputs whose JSON
-  `metadata.exit_code` is a non-zero integer.
+  `metadata.exit_code` is a non-zero integer, or whose text (first 200
+  characters) says `Process exited with code N` / `Exit code: N` /
+  `exit code: N` with N non-zero, or starts `patch rejected` (also denied),
+  `error:` or `tool call error:`.
 """
 
 from __future__ import annotations
@@ -64,15 +71,24 @@ COUNTS: list[tuple[str, str, int, int]] = [
     ("codex-exec-json/rustclaudecodes_hello_world.jsonl", "codex-json", 0, 0),
     ("codex-exec-json/rustclaudecodes_list_files.jsonl", "codex-json", 1, 0),
     ("codex-exec-json/rustclaudecodes_multi_command.jsonl", "codex-json", 3, 0),
-    # 120 shell + 3 update_plan; exit codes 2 x5 and 1 x3
-    ("codex-rollout/agentcmd_rollout-2025-09-24T19-22-20_v0.40.jsonl", "codex-json", 123, 8),
+    # 120 shell + 3 update_plan; exit codes 2 x5 and 1 x3, 2 text "failed in sandbox ... exit code: N",
+    # 2 "patch rejected by user"
+    ("codex-rollout/agentcmd_rollout-2025-09-24T19-22-20_v0.40.jsonl", "codex-json", 123, 12),
     # 81 shell + 3 update_plan; exit code 1 x3
     ("codex-rollout/agentcmd_rollout-2025-09-25T09-49-46.jsonl", "codex-json", 84, 3),
     ("codex-rollout/agentcmd_rollout-2025-09-25T15-12-14.jsonl", "codex-json", 34, 0),
     ("codex-rollout/agenthistory_codex_session-01_v0.135_redacted.jsonl", "codex-json", 0, 0),
-    # legacy top-level records: 196 shell + 50 MCP / update_plan calls; one exit code 2
-    ("codex-rollout/codexsessionviewer_example_legacy-format.jsonl", "codex-json", 246, 1),
+    # legacy top-level records: 196 shell + 50 MCP / update_plan calls; one exit code 2, 5 text
+    # "failed in sandbox ... exit code: N", 7 "tool call error: ...", 8 apply_patch "error: Failed to find ..."
+    ("codex-rollout/codexsessionviewer_example_legacy-format.jsonl", "codex-json", 246, 21),
 ]
+# calls whose result is a denial, and calls the log holds no result for (every other trace: 0)
+DENIED = {
+    POLLING: 1,
+    "claude-transcript/spotter_short.jsonl": 2,
+    "codex-rollout/agentcmd_rollout-2025-09-24T19-22-20_v0.40.jsonl": 2,
+}
+NO_RESULT = {"claude-transcript/agentcmd_full-session-three_healthy.jsonl": 3}
 
 
 def _require_traces() -> Path:
@@ -121,6 +137,10 @@ def test_trace_parses_to_hand_counted_calls(rel: str, fmt: str, n_calls: int, n_
     assert skipped == 0
     assert len(calls) == n_calls
     assert sum(c.is_error for c in calls) == n_errors
+    assert sum(c.denied for c in calls) == DENIED.get(rel, 0)
+    assert all(c.is_error for c in calls if c.denied)
+    assert sum(not c.result_seen for c in calls) == NO_RESULT.get(rel, 0)
+    assert all(c.output is None or len(c.output) <= 300 for c in calls)
     # ids are unique per call, except that one file_change item yields one call per change
     ids = [c.call_id for c in calls if c.tool not in model.WRITING_TOOLS]
     assert len(ids) == len(set(ids))

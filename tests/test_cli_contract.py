@@ -43,7 +43,20 @@ STATUS_KEYS = {
     "error",
 }
 LAUNCH_KEYS = {"version", "run_id", "state", "reason", "run_dir"}
-LOGS_LINE_KEYS = {"version", "ts", "minute", "tool", "command", "path", "is_error", "line"}
+LOGS_LINE_KEYS = {
+    "version",
+    "ts",
+    "minute",
+    "tool",
+    "command",
+    "path",
+    "is_error",
+    "denied",
+    "exit_code",
+    "output",
+    "result_seen",
+    "line",
+}
 HISTORY_RUN_KEYS = {
     "run_id",
     "ticket_id",

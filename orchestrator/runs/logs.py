@@ -1,8 +1,30 @@
-"""`logs`: a run's tool calls, one readable line each, optionally followed."""
+"""`logs`: a run's tool calls, one readable line each, optionally followed.
+
+A call is printed once, with what its result said, so it is printed when
+its result is known:
+
+- without -f, after the whole log is read: every result the log holds is
+  known. A call the log has no result for (the run ended mid-call) is marked
+  `[no result]`.
+- with -f, as soon as its result arrives, or GRACE_S (5 s, on this
+  process's clock) after the call was read if it has not (a long test run,
+  a subagent at work, a call whose result will never come): then it is
+  printed marked `[running]`, and its result, when it arrives later, is not
+  printed. Calls keep the log's order, so a call waiting for its result holds
+  back the ones after it, for at most GRACE_S. Once the run has ended and
+  its log is read to the end, whatever still waits is printed (`[no result]`).
+
+Marks: `[denied]` (the agent's permission layer or sandbox refused it: it did
+not run), `[error]` or `[error, exit N]` (it failed), each followed by the
+start of the tool's output. `--json` lines carry the same facts: `is_error`,
+`denied`, `exit_code`, `output` (an excerpt) and `result_seen` (false: printed
+before its result was known, and nothing can be said about success).
+"""
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,43 +37,82 @@ from spiral.envelope import parse_envelope
 from spiral.model import ToolCall
 from spiral.timestamps import format_ts, parse_ts
 
+GRACE_S = 5.0  # -f: how long a call waits for its result before it is printed without one
+_SHOWN_OUTPUT = 100  # characters of output on a readable line
 
-def describe(call: ToolCall, started: float) -> str:
+
+def mark(call: ToolCall, waiting: bool = False) -> str:
+    """The readable line's flag: what the call's result said, or that there was none."""
+    if call.denied:
+        flag = "[denied]"
+    elif call.is_error:
+        flag = "[error]" if call.exit_code is None else f"[error, exit {call.exit_code}]"
+    elif not call.result_seen and call.call_id is not None:
+        return "  [running]" if waiting else "  [no result]"
+    else:
+        return ""
+    out = call.output or ""
+    if len(out) > _SHOWN_OUTPUT:
+        out = out[: _SHOWN_OUTPUT - 3] + "..."
+    return f"  {flag} {out}".rstrip()
+
+
+def describe(call: ToolCall, started: float, waiting: bool = False) -> str:
     minute = (call.ts - started) / 60.0
     what = call.command or call.path or ""
     what = " ".join(what.split())
     if len(what) > 160:
         what = what[:157] + "..."
-    flag = "  [error]" if call.is_error else ""
-    return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{flag}"
+    return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{mark(call, waiting)}"
 
 
-def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5) -> Iterator[dict[str, Any]]:
+def as_row(call: ToolCall, started: float, waiting: bool = False) -> dict[str, Any]:
+    return {
+        "ts": format_ts(call.ts),
+        "minute": round((call.ts - started) / 60.0, 2),
+        "tool": call.tool,
+        "command": call.command,
+        "path": call.path,
+        "is_error": call.is_error,
+        "denied": call.denied,
+        "exit_code": call.exit_code,
+        "output": call.output,
+        "result_seen": call.result_seen,
+        "line": describe(call, started, waiting),
+    }
+
+
+def _decided(call: ToolCall) -> bool:
+    # a call without an id can never be joined to a result: nothing to wait for
+    return call.result_seen or call.call_id is None
+
+
+def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5, grace_s: float = GRACE_S) -> Iterator[dict[str, Any]]:
+    """The run's calls as rows (see as_row), each once, in log order; see the module docstring for when."""
     rd = RunDir.of(run_dir)
     record = state_file.read(rd)
     adapter = make_adapter(str(record.format), str(rd.clone))
     started = parse_ts(record.started_at) or 0.0
     path = rd.events
     offset = 0
+    waiting: deque[tuple[float, ToolCall]] = deque()  # (print by, call), in log order
     while True:
         for line, end in whole_lines(path, offset):
             offset = end
             env = parse_envelope(line) if line.strip() else None
             if env is None:
                 continue
-            for call in adapter.feed(*env):
-                yield {
-                    "ts": format_ts(call.ts),
-                    "minute": round((call.ts - started) / 60.0, 2),
-                    "tool": call.tool,
-                    "command": call.command,
-                    "path": call.path,
-                    "is_error": call.is_error,
-                    "line": describe(call, started),
-                }
+            calls = adapter.feed(*env)
+            if calls:
+                by = time.monotonic() + grace_s
+                waiting.extend((by, call) for call in calls)
         if not follow:
-            return
-        if state_file.read(rd).ended:
-            if not path.exists() or path.stat().st_size == offset:
-                return
+            break
+        now = time.monotonic()
+        while waiting and (_decided(waiting[0][1]) or waiting[0][0] <= now):
+            yield as_row(waiting.popleft()[1], started, waiting=True)
+        if state_file.read(rd).ended and (not path.exists() or path.stat().st_size == offset):
+            break
         time.sleep(poll_s)
+    while waiting:
+        yield as_row(waiting.popleft()[1], started)

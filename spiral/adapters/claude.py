@@ -4,10 +4,22 @@ Both carry Anthropic messages: `assistant` lines hold `tool_use` blocks (one
 line per content block, usage repeated, so calls are counted by block id),
 `user` lines hold `tool_result` blocks that are joined back to their call.
 Transcripts add bookkeeping lines that carry no tool calls.
+
+A result fills in its call: `result_seen`, `is_error`, an `output` excerpt,
+the exit code of a failed Bash call (its result reads `Exit code N\n...`; a
+successful one has none), and `denied` when the text is one of Claude Code's
+refusals (2.1.x, observed): `This command requires approval`, `Claude
+requested permissions to write to <path>, but you haven't granted it yet.`,
+`<cmd> in '<path>' was blocked. For security, Claude Code may only create or
+modify files in the allowed working directories ...`, and a person's "no" at
+the permission prompt (`The user doesn't want to proceed with this tool
+use...`). stream-json's final `result` line lists `permission_denials`
+(`tool_use_id`s): those calls are marked denied too, while still remembered.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from spiral.adapters.base import Adapter, IdMemory
@@ -35,6 +47,13 @@ _NO_TOOLS = frozenset(
     }
 )
 _PATH_KEYS = ("file_path", "notebook_path", "path")
+_DENIED_PREFIXES = (
+    "This command requires approval",
+    "Claude requested permissions to ",
+    "The user doesn't want to ",
+)
+_DENIED_BLOCKED = " was blocked. For security, Claude Code may only "
+_EXIT = re.compile(r"Exit code (-?\d+)$", re.M)
 
 
 class ClaudeAdapter(Adapter):
@@ -53,6 +72,9 @@ class ClaudeAdapter(Adapter):
             return self._assistant(ts, data)
         if kind == "user":
             self._results(data)
+            return []
+        if kind == "result":
+            self._denials(data.get("permission_denials"))
             return []
         if kind not in _NO_TOOLS:
             self.skipped += 1
@@ -108,5 +130,39 @@ class ClaudeAdapter(Adapter):
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 tid = block.get("tool_use_id")
                 call = self._calls.get(tid) if isinstance(tid, str) else None
-                if call is not None and block.get("is_error") is True:
-                    call.is_error = True
+                if call is not None:
+                    _result(call, block)
+
+    def _denials(self, denials: Any) -> None:
+        if not denials or not isinstance(denials, list):
+            return
+        for d in denials:
+            tid = d.get("tool_use_id") if isinstance(d, dict) else None
+            call = self._calls.get(tid) if isinstance(tid, str) else None
+            if call is not None:
+                call.denied = call.is_error = call.result_seen = True
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content blocks: text, images...
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return None
+
+
+def _result(call: ToolCall, block: dict[str, Any]) -> None:
+    call.result_seen = True
+    text = _text(block.get("content"))
+    if text is not None:
+        call.output = text
+    if block.get("is_error") is not True:
+        return
+    call.is_error = True
+    if text is None:
+        return
+    exit_code = _EXIT.match(text)
+    if exit_code:
+        call.exit_code = int(exit_code[1])
+    elif text.startswith(_DENIED_PREFIXES) or _DENIED_BLOCKED in text[:600]:
+        call.denied = True

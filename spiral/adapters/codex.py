@@ -5,6 +5,19 @@ exec --json: `item.started` / `item.completed` for `command_execution` and
 Rollouts: `response_item` records whose payload is a `function_call`
 (`shell` with an argv list and a workdir, `exec_command`, `apply_patch`) and
 a matching `function_call_output`; the legacy format has those at top level.
+
+Result facts, set on the call when its result arrives:
+- exec --json: an item in a final state (`completed`, `failed`, `declined`:
+  the approval was refused, so `denied`) or with an integer `exit_code`; a
+  command's `aggregated_output` is the output. A `file_change` or MCP item
+  that `failed` is an error. (A command the read-only sandbox blocks may
+  never appear as an item at all: nothing to join.)
+- rollouts: the output's JSON `metadata.exit_code` (older versions), or the
+  text's `Process exited with code N` (exec_command, 0.171), `Exit code: N`
+  (apply_patch, 0.171), `..., exit code: N, ...` (a failure in the old
+  sandbox wrapper, despite its "sandbox denied" wording an ordinary failure);
+  `patch rejected...` (the read-only sandbox or a refused approval) is
+  `denied`; `error: ...` and `tool call error: ...` are errors.
 """
 
 from __future__ import annotations
@@ -23,6 +36,11 @@ _ITEM_SILENT = frozenset({"reasoning", "agent_message", "todo_list", "error"})
 _ROLLOUT_KNOWN = frozenset({"session_meta", "turn_context", "event_msg", "compacted", "message", "reasoning", "state"})
 _PAYLOAD_SILENT = frozenset({"message", "reasoning", "web_search_call", "other"})
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
+_FINAL = frozenset({"completed", "failed", "declined"})
+_EXIT = re.compile(r"(?:^Exit code: |\nProcess exited with code |, exit code: )(-?\d+)")
+_OUTPUT = "\nOutput:\n"
+_HEADERS = ("Chunk ID: ", "Exit code: ")
+_FAILED = ("error:", "tool call error:")
 
 
 class CodexAdapter(Adapter):
@@ -70,6 +88,9 @@ class CodexAdapter(Adapter):
             return []
         itype, iid = item.get("type"), item.get("id")
         key = f"item:{iid}"
+        # item.completed: "reached a terminal state"; a status says so too (a file_change may come only completed)
+        status = item.get("status")
+        final = kind == "item.completed" or status in _FINAL
         if itype == "command_execution":
             call = self._calls.get(key)
             if call is None and key not in self._calls:
@@ -78,34 +99,70 @@ class CodexAdapter(Adapter):
                 out = [call]
             else:
                 out = []
-            code = item.get("exit_code")
-            if call is not None and isinstance(code, int) and code != 0:
-                call.is_error = True
+            if call is not None and final:
+                _command_done(call, item.get("exit_code"), status, item.get("aggregated_output"))
             return out
         if itype == "file_change":
             if key in self._calls:
+                if final:
+                    self._item_done(key, item)
                 return []
-            self._calls.put(key, None)
             changes = item.get("changes")
             out = []
             for ch in changes if isinstance(changes, list) else []:
                 if isinstance(ch, dict) and isinstance(ch.get("path"), str):
                     tool = "Write" if ch.get("kind") == "add" else "Edit"
                     out.append(self.call(ts, tool, path=ch["path"], call_id=str(iid)))
+            self._remember(key, out)
+            if final or status is None:  # older versions: reported once the patch is applied, no status
+                self._item_done(key, item)
             return out
-        if itype == "mcp_tool_call":
+        if itype == "mcp_tool_call" or itype == "web_search":
             if key in self._calls:
+                if final:
+                    self._item_done(key, item)
                 return []
-            self._calls.put(key, None)
-            return [self.call(ts, f"mcp:{item.get('server')}.{item.get('tool')}", call_id=str(iid))]
-        if itype == "web_search":
-            if key in self._calls:
-                return []
-            self._calls.put(key, None)
-            return [self.call(ts, "WebSearch", call_id=str(iid))]
+            name = "WebSearch" if itype == "web_search" else f"mcp:{item.get('server')}.{item.get('tool')}"
+            out = [self.call(ts, name, call_id=str(iid))]
+            self._remember(key, out)
+            if final:
+                self._item_done(key, item)
+            return out
         if itype not in _ITEM_SILENT:
             self.skipped += 1
         return []
+
+    def _remember(self, key: str, calls: list[ToolCall]) -> None:
+        """The calls of one item or call_id: the first under `key`, the others under `key#n`."""
+        self._calls.put(key, calls[0] if calls else None)
+        for n, call in enumerate(calls[1:], 1):
+            self._calls.put(f"{key}#{n}", call)
+
+    def _joined(self, key: str) -> list[ToolCall]:
+        call = self._calls.get(key)
+        out = []
+        n = 1
+        while call is not None:
+            out.append(call)
+            call = self._calls.get(f"{key}#{n}")
+            n += 1
+        return out
+
+    def _item_done(self, key: str, item: dict[str, Any]) -> None:
+        """A file_change / MCP / web search item's result, once it is final."""
+        status = item.get("status")
+        failed = status == "failed" or status == "declined"
+        error, result = item.get("error"), item.get("result")
+        text = error.get("message") if isinstance(error, dict) else None
+        if text is None and isinstance(result, dict):  # an MCP result: {"content": [{"type": "text", ...}]}
+            text = _texts(result.get("content"))
+        for call in self._joined(key):
+            call.result_seen = True
+            if failed:
+                call.is_error = True
+                call.denied = status == "declined"
+            if isinstance(text, str):
+                call.output = text
 
     # ---- rollout files -----------------------------------------------------
 
@@ -149,20 +206,70 @@ class CodexAdapter(Adapter):
         else:
             calls = [self.call(ts, str(name), call_id=call_id)]
         if call_id and calls:
-            self._calls.put(call_id, calls[0])
+            self._remember(call_id, calls)
         return calls
 
     def _function_output(self, p: dict[str, Any]) -> None:
-        call = self._calls.get(p["call_id"]) if isinstance(p.get("call_id"), str) else None
-        if call is None:
+        call_id = p.get("call_id")
+        calls = self._joined(call_id) if isinstance(call_id, str) else []
+        if not calls:
             return
-        out = p.get("output")
-        if isinstance(out, str) and out.startswith("{"):
-            try:
-                out = orjson.loads(out)
-            except orjson.JSONDecodeError:
-                return
-        meta = out.get("metadata") if isinstance(out, dict) else None
-        code = meta.get("exit_code") if isinstance(meta, dict) else None
-        if isinstance(code, int) and code != 0:
+        code, text, denied, failed = _output_facts(p.get("output"))
+        for call in calls:
+            call.result_seen = True
+            if text is not None:
+                call.output = text
+            if code is not None:
+                call.exit_code = code
+            if failed:
+                call.is_error = True
+                call.denied = denied
+
+
+def _command_done(call: ToolCall, code: Any, status: Any, output: Any) -> None:
+    call.result_seen = True
+    if isinstance(code, int):
+        call.exit_code = code
+        if code != 0:
             call.is_error = True
+    if status == "failed" or status == "declined":
+        call.is_error = True
+        call.denied = status == "declined"
+    if isinstance(output, str):
+        call.output = output
+
+
+def _output_facts(out: Any) -> tuple[int | None, str | None, bool, bool]:
+    """(exit code, output text, denied, failed) of one rollout tool output."""
+    if isinstance(out, str) and out[:1] in ("{", "["):
+        try:
+            out = orjson.loads(out)
+        except orjson.JSONDecodeError:
+            pass
+    if isinstance(out, dict):  # {"output": "...", "metadata": {"exit_code": N, ...}}
+        meta = out.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        text = out.get("output")
+        if not isinstance(code, int):
+            code = None
+        return code, text if isinstance(text, str) else None, False, code is not None and code != 0
+    if isinstance(out, list):  # content items: [{"type": "text", "text": "..."}]
+        return None, _texts(out), False, False
+    if not isinstance(out, str):
+        return None, None, False, False
+    if out.startswith("patch rejected"):
+        return None, out, True, True
+    found = _EXIT.search(out, 0, 200)
+    code = int(found[1]) if found else None
+    # 0.171's header (chunk, wall time, exit code or "Process running with session ID N") before "Output:"
+    body = out.find(_OUTPUT, 0, 300) if out.startswith(_HEADERS) else -1
+    text = out[body + len(_OUTPUT) :] if body >= 0 else out
+    if code is None:
+        return None, text, False, out.startswith(_FAILED)
+    return code, text, False, code != 0
+
+
+def _texts(content: Any) -> str | None:
+    if not isinstance(content, list):
+        return None
+    return "\n".join(x["text"] for x in content if isinstance(x, dict) and isinstance(x.get("text"), str))

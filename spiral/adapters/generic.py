@@ -1,7 +1,10 @@
 """The generic format for agents without their own: one tool call a line.
 
 `{"tool": "Bash", "command": "..."}`, `{"tool": "Edit", "path": "..."}`,
-optionally `"is_error": true`.
+optionally `"is_error": true`. The line is the whole call, its result
+included (`result_seen` at once); it may also carry `"exit_code": N` (a
+non-zero one is an error), `"output": "..."` (kept as an excerpt) and
+`"denied": true` (refused by the agent's permission layer, an error too).
 """
 
 from __future__ import annotations
@@ -20,5 +23,13 @@ class GenericAdapter(Adapter):
             self.skipped += 1
             return []
         call = self.call(ts, data["tool"], command=data.get("command"), path=data.get("path"), cwd=data.get("cwd"))
-        call.is_error = data.get("is_error") is True
+        call.result_seen = True
+        call.denied = data.get("denied") is True
+        code = data.get("exit_code")
+        if type(code) is int:
+            call.exit_code = code
+        out = data.get("output")
+        if isinstance(out, str):
+            call.output = out
+        call.is_error = data.get("is_error") is True or call.denied or bool(call.exit_code)
         return [call]
