@@ -118,13 +118,15 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
         else:
             page = "-"
         signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(r["hints"]) if r["hints"] else "-")
+        # the agent waiting on its model API is the provider's trouble, not a spiral: say so where the region goes
+        region = f"[yellow]provider: {r['provider']['text']}[/]" if r.get("provider") else r["region"]
         table.add_row(
             r["id"],
             r["ticket"],
             r["bucket"],
             state,
             f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min",
-            r["region"],
+            region,
             signals,
             f"{r['suspicion']:g}",
             page,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import mmap
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -35,6 +34,7 @@ class ReplayResult:
     skipped_lines: int
     tool_calls: int
     failures: list[str] = field(default_factory=list)
+    provider_retries: int = 0  # the agent's own API-retry lines (replayed on its clock when any)
 
     @property
     def spiral(self) -> bool:
@@ -84,13 +84,7 @@ def walk_recording(
 
 
 def provider_intervals(events: Path) -> list[tuple[float, float]]:
-    """When the recorded agent was blocked on its model API (docs/agent-outcomes.md); [] for most logs."""
-    try:
-        with events.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as raw:
-            if raw.find(b'"api_retry"') < 0 and raw.find(b"Reconnecting") < 0:
-                return []  # the common case costs one scan of the mapped file, no copy
-    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
-        return []
+    """When the recorded agent was blocked on its model API (docs/agent-outcomes.md)."""
     outcome, last = Outcome(), 0.0
     for ts, data in read_events(events, LineCounter()):
         outcome.feed(ts, data)
@@ -102,14 +96,21 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     case = load_case(folder)
     files = CaseFiles(folder)
     settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
+    result = _replay(case, files, settings, [])
+    if result.provider_retries:
+        # the agent waited on its model API: replay again on the agent's clock, as the live evaluator does
+        result = _replay(case, files, settings, provider_intervals(files.events))
+    result.failures = _judge(result)
+    return result
+
+
+def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tuple[float, float]]) -> ReplayResult:
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
     events: Iterator[tuple[float, Any]] = read_events(files.events, counter)
     snaps = distinct_snapshots(read_snapshots(files.workspace, counter))
     end = case.ended_at
-    blocked = provider_intervals(files.events)
     if blocked:
-        # the agent's clock, as the live evaluator uses it: provider-blocked time cut out
 
         def agent(ts: float) -> float:
             return ts - blocked_before(blocked, ts)
@@ -136,7 +137,7 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
     shown = notified or strongest or last
     latest = notified or last
-    result = ReplayResult(
+    return ReplayResult(
         case=case,
         notified_at_min=round(notified.elapsed_min, 2) if notified else None,
         signals=[s for s in SIGNAL_NAMES if s in fired],
@@ -145,9 +146,8 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
         evidence=list(shown.evidence) if shown else [],
         skipped_lines=counter.skipped + adapter.skipped,
         tool_calls=detector.calls,
+        provider_retries=adapter.provider_retries,
     )
-    result.failures = _judge(result)
-    return result
 
 
 def drive(

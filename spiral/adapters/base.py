@@ -69,6 +69,7 @@ class Adapter:
     def __init__(self, workdir: str | None = None) -> None:
         self.workdir = workdir.rstrip("/") if workdir else None
         self.skipped = 0  # payloads that were not understood
+        self.provider_retries = 0  # the CLI's own "retrying the model API" lines (spiral/outcome.py reads them)
 
     def feed(self, ts: float, data: Any) -> list[ToolCall]:
         raise NotImplementedError

@@ -76,7 +76,9 @@ class ClaudeAdapter(Adapter):
         if kind == "result":
             self._denials(data.get("permission_denials"))
             return []
-        if kind not in _NO_TOOLS:
+        if kind == "system" and data.get("subtype") == "api_retry":
+            self.provider_retries += 1
+        elif kind not in _NO_TOOLS:
             self.skipped += 1
         return []
 

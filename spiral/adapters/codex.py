@@ -74,6 +74,8 @@ class CodexAdapter(Adapter):
                 self._cwd = payload["cwd"]
             return []
         if kind in _EXEC_KNOWN or kind in _ROLLOUT_KNOWN or "record_type" in data:
+            if kind == "error":
+                self.provider_retries += 1
             return []
         if kind is None and ("instructions" in data or "id" in data):
             return []  # the legacy rollout's header line
