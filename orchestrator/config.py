@@ -16,7 +16,6 @@ from msgspec import Meta
 from orchestrator.infra import yamlfile
 from orchestrator.infra.paths import config_path
 from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, PositiveFloat, Strict, convert, one_of
-from orchestrator.ledger.spend import DEFAULT_PRICES
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0
@@ -84,7 +83,8 @@ class UserConfig:
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
     profiles: dict[str, Profile] = field(default_factory=lambda: dict(BUILTIN))
     notify: dict[str, Any] = field(default_factory=dict)
-    prices: dict[str, tuple[float, float, float, float]] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # config.yaml's price overrides (USD per million tokens); other models: ledger/prices.py
+    prices: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
     lines: yamlfile.Lines = field(default_factory=dict)
 
 

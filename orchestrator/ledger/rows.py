@@ -9,7 +9,8 @@ from typing import Any
 
 from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.infra.errors import UserError
-from orchestrator.ledger.spend import SpendCounter
+from orchestrator.ledger import prices as pricing
+from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from spiral.adapters import make_adapter
@@ -31,15 +32,19 @@ def _when(value: Any) -> datetime | None:
 
 @dataclass
 class LogScan:
-    spend: SpendCounter
+    spend: RunSpend
     tool_calls: int = 0
     lines: int = 0
     unreadable: int = 0
 
 
-def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
-    """Spend and tool calls of one run's log, read from the file itself; torn lines are skipped."""
-    scan = LogScan(SpendCounter(fmt, model))
+def scan_log(events: Path, fmt: str, model: str | None = None, homes: dict[str, str] | None = None) -> LogScan:
+    """Spend and tool calls of one run's log, read from the file itself; torn lines are skipped.
+
+    With `homes` (the record's agent_homes), spend also counts the agent's own session
+    files (ledger/agent_records.py), which the log alone undercounts until it ends.
+    """
+    scan = LogScan(RunSpend.of(fmt, model))
     try:
         adapter = make_adapter(fmt)
     except ValueError:
@@ -50,6 +55,8 @@ def scan_log(events: Path, fmt: str, model: str | None = None) -> LogScan:
         scan.spend.feed(data)
         scan.tool_calls += len(adapter.feed(ts, data))
     scan.unreadable = counter.skipped
+    if homes:
+        scan.spend.read_agent_files(homes)
     return scan
 
 
@@ -62,9 +69,15 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
     except (OSError, UserError):
         return None
     size = rd.events.stat().st_size if rd.events.exists() else 0
-    scan = scan_log(rd.events, record.format or "generic", record.model)
+    scan = scan_log(rd.events, record.format or "generic", record.model, record.agent_homes)
     spend = scan.spend.spend
-    cost, unpriced = spend.cost(prices)
+    cost, unpriced = pricing.cost(spend, prices)
+    totals = (spend.input_tokens, spend.output_tokens, spend.cache_read_tokens, spend.cache_write_tokens)
+    kept = record.spend
+    if kept is not None and kept.tokens > spend.tokens:
+        # the agent's own files are gone since the run ended: the totals taken then stand
+        totals = (kept.input_tokens, kept.output_tokens, kept.cache_read_tokens, kept.cache_write_tokens)
+        cost, unpriced = kept.cost_usd, list(kept.unpriced_models)
     spiral = record.spiral
     started, ended = parse_ts(record.started_at), parse_ts(record.ended_at)
     wall = (ended - started) * record.time_scale / 60 if started is not None and ended is not None else None
@@ -88,10 +101,10 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
         "state_mtime": mtime,
         "events_size": size,
         "indexed_at": datetime.now(UTC).replace(tzinfo=None),
-        "input_tokens": spend.input_tokens,
-        "output_tokens": spend.output_tokens,
-        "cache_read_tokens": spend.cache_read_tokens,
-        "cache_write_tokens": spend.cache_write_tokens,
+        "input_tokens": totals[0],
+        "output_tokens": totals[1],
+        "cache_read_tokens": totals[2],
+        "cache_write_tokens": totals[3],
         "cost_usd": cost,
         "unpriced_models": ",".join(unpriced) or None,
     }

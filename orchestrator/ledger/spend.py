@@ -1,168 +1,321 @@
-"""Tokens and dollars of a run, read from the agent's own log (pure).
+"""Tokens and dollars of a run, counted from what the agent itself wrote (pure: no I/O).
 
-Claude Code repeats a message's `usage` on every line of that message, so
-usage is counted once per message id; the final `result` line's
-`total_cost_usd`, when present, is the agent's own bill and wins. Codex
-reports usage per turn (`turn.completed`). Dollars come from a price table
-(per million tokens, overridable); a model missing from it is reported as
-unpriced, never as $0.
+Claude Code (claude-stream-json), best source first:
+
+* the `result` line: the CLI's own totals for the session (`modelUsage` per model,
+  cache fields and `costUSD` included; else `usage` and `total_cost_usd`): exact;
+* the session transcript (`CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl`, found
+  and read by `agent_records.py`, fed here through `feed_transcript`): every
+  message's final usage, written while the run goes on;
+* the stream's own `assistant` lines: one per content block, carrying the
+  *message_start* usage (output not final), so only a last resort.
+
+Messages count once per message id, each figure at the largest value any line
+gave it. A session counts its result line when it has one, else its messages.
+
+Codex (codex-json): `turn.completed` usage is exact but comes only when a turn
+ends; the rollout (`CODEX_HOME/sessions/.../rollout-...-<thread>.jsonl`, fed
+through `feed_rollout`) has per-response usage and the thread's running total as
+the run goes, and names the model. Whichever has counted more wins; they agree
+once the turn has completed. OpenAI's `input_tokens` include the cached ones.
+
+Usage is kept per (model, prompt-size tier), so that a price that steps up with a
+request's prompt size can be applied per request (`ledger/prices.py`); totals from
+a result line or `turn.completed` have no request sizes and sit in tier 0.
 """
 
 from __future__ import annotations
 
-import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-# USD per million tokens: input, output, cache read, cache write. Defaults at
-# the time of writing; override them in config.yaml under `prices:`.
-DEFAULT_PRICES: dict[str, tuple[float, float, float, float]] = {
-    "claude-opus-4": (15.0, 75.0, 1.5, 18.75),
-    "claude-opus-4-1": (15.0, 75.0, 1.5, 18.75),
-    "claude-opus-4-5": (5.0, 25.0, 0.5, 6.25),
-    "claude-sonnet-4": (3.0, 15.0, 0.3, 3.75),
-    "claude-sonnet-4-5": (3.0, 15.0, 0.3, 3.75),
-    "claude-haiku-4-5": (1.0, 5.0, 0.1, 1.25),
-    "claude-3-5-haiku": (0.8, 4.0, 0.08, 1.0),
-    "gpt-5": (1.25, 10.0, 0.125, 0.0),
-    "gpt-5-codex": (1.25, 10.0, 0.125, 0.0),
-    "gpt-5-mini": (0.25, 2.0, 0.025, 0.0),
-}
-# a table name also prices its dated snapshots: claude-sonnet-4-5-20250929, gpt-5-2025-08-07
-_DATED = re.compile(r"^(?P<name>.+?)(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
+# input (uncached), output, cache read, cache write (all), of which written for 1 hour
+Counts = tuple[int, int, int, int, int]
+# prompt sizes where some price steps up (every tier start in genai-prices' database;
+# tests/test_ledger_prices.py checks that none is missing)
+PROMPT_TIERS = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
 
 
-def price_for(model: str | None, prices: dict[str, tuple[float, float, float, float]]) -> tuple[float, ...] | None:
-    """The model's price: its exact name, or the name its dated snapshot belongs to.
-
-    A model the table does not name is unpriced: a newer model must never
-    silently take an older one's price.
-    """
-    if not model:
-        return None
-    if model in prices:
-        return prices[model]
-    m = _DATED.match(model)
-    return prices.get(m.group("name")) if m else None
+def tier_of(prompt_tokens: int) -> int:
+    """The largest tier start the prompt is above (0: below every tier)."""
+    floor = 0
+    for start in PROMPT_TIERS:
+        if prompt_tokens > start:
+            floor = start
+    return floor
 
 
 @dataclass
 class Spend:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reported_cost_usd: float | None = None  # the agent's own total, when it prints one
-    by_model: dict[str, list[int]] = field(default_factory=dict)  # model -> [in, out, cache_read, cache_write]
+    rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # (model, tier) -> Counts
+    reported: dict[str, float] = field(default_factory=dict)  # model -> the agent's own dollars for it
+    unattributed_usd: float | None = None  # the agent's own dollars that no model is named for
+    provider: str | None = None  # "anthropic" / "openai": where a model name is looked up
+
+    def add(self, model: str, counts: Counts | list[int], tier: int = 0) -> None:
+        if not any(counts):
+            return
+        row = self.rows.setdefault((model, tier), [0, 0, 0, 0, 0])
+        for i, n in enumerate(counts):
+            row[i] += n
+
+    def merge(self, other: Spend) -> None:
+        for (model, tier), counts in other.rows.items():
+            self.add(model, counts, tier)
+        for model, usd in other.reported.items():
+            self.reported[model] = self.reported.get(model, 0.0) + usd
+        if other.unattributed_usd is not None:
+            self.unattributed_usd = (self.unattributed_usd or 0.0) + other.unattributed_usd
+
+    def _sum(self, i: int) -> int:
+        return sum(row[i] for row in self.rows.values())
+
+    @property
+    def input_tokens(self) -> int:
+        return self._sum(0)
+
+    @property
+    def output_tokens(self) -> int:
+        return self._sum(1)
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return self._sum(2)
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self._sum(3)
 
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
 
-    def cost(self, prices: dict[str, tuple[float, float, float, float]]) -> tuple[float | None, list[str]]:
-        """(dollars, or None when some usage is unpriced or the log reports none; the unpriced models)."""
-        if self.reported_cost_usd is not None:
-            return self.reported_cost_usd, []
-        if not self.by_model:
-            return None, []  # no usage in the log at all: unknown, not free
-        total = 0.0
-        unpriced = []
-        for model, (i, o, cr, cw) in self.by_model.items():
-            p = price_for(model, prices)
-            if p is None:
-                if i or o or cr or cw:
-                    unpriced.append(model)
-                continue
-            total += (i * p[0] + o * p[1] + cr * p[2] + cw * p[3]) / 1e6
-        return (None if unpriced else round(total, 8)), unpriced
-
-    def _add(self, model: str, i: int, o: int, cr: int, cw: int) -> None:
-        self.input_tokens += i
-        self.output_tokens += o
-        self.cache_read_tokens += cr
-        self.cache_write_tokens += cw
-        row = self.by_model.setdefault(model, [0, 0, 0, 0])
-        row[0] += i
-        row[1] += o
-        row[2] += cr
-        row[3] += cw
+    def models(self) -> list[str]:
+        return list(dict.fromkeys([m for m, _ in self.rows] + list(self.reported)))
 
 
-def _int(d: dict[str, Any], key: str) -> int:
-    v = d.get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+def _int(d: Any, key: str) -> int:
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _num(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def anthropic_counts(u: dict[str, Any]) -> Counts:
+    """Counts of an Anthropic `usage` object (snake_case, as the API and the transcript write it)."""
+    cw = _int(u, "cache_creation_input_tokens")
+    split = u.get("cache_creation")
+    one_hour = min(_int(split, "ephemeral_1h_input_tokens"), cw)
+    return (_int(u, "input_tokens"), _int(u, "output_tokens"), _int(u, "cache_read_input_tokens"), cw, one_hour)
+
+
+def openai_counts(u: dict[str, Any]) -> tuple[Counts, int]:
+    """(counts, prompt size) of a Codex usage object, whose input_tokens include the cached ones."""
+    prompt = _int(u, "input_tokens")
+    cached = min(_int(u, "cached_input_tokens"), prompt)
+    written = min(_int(u, "cache_write_input_tokens"), prompt - cached)
+    return (prompt - cached - written, _int(u, "output_tokens"), cached, written, 0), prompt
+
+
+@dataclass
+class ClaudeSession:
+    cwd: str | None = None
+    project_dir: str | None = None  # where the CLI said it keeps the session (from its memory path)
+    # message id -> (model, *Counts): the largest figures any line gave it
+    messages: dict[str, tuple[str, int, int, int, int, int]] = field(default_factory=dict)
+    result: Spend | None = None
+
+
+@dataclass
+class Rollout:
+    model: str | None = None
+    responses: dict[str, tuple[str, Counts, int]] = field(default_factory=dict)  # response id -> (model, counts, tier)
+    deltas: list[tuple[str, Counts, int]] = field(default_factory=list)  # token_count steps (older rollouts)
+    total: Counts = (0, 0, 0, 0, 0)  # the thread's running total, as the rollout last said it
+    _last_total: int = 0
 
 
 class SpendCounter:
-    """Fed native log payloads one at a time; keeps a running Spend."""
+    """Fed the agent's own lines one at a time (its stdout, its transcript, its rollout)."""
 
     def __init__(self, fmt: str, default_model: str | None = None) -> None:
         self.fmt = fmt
-        self.spend = Spend()
-        self.model = default_model or "unknown"
-        # message id -> the usage counted for it so far (its lines repeat it, growing)
-        self._seen: OrderedDict[str, tuple[str, int, int, int, int]] = OrderedDict()
+        self.model = default_model
+        self.sessions: dict[str, ClaudeSession] = {}
+        self._session = ""  # the last session named: that of lines that name none
+        self.threads: list[str] = []
+        self.rollouts: dict[str, Rollout] = {}
+        self._exec: list[int] = [0, 0, 0, 0, 0]  # summed turn.completed usage
+
+    # ---- the agent's stdout -------------------------------------------------------------
 
     def feed(self, data: Any) -> None:
         if not isinstance(data, dict):
             return
-        kind = data.get("type")
-        if self.fmt.startswith("claude"):
-            self._claude(kind, data)
+        if self.fmt == "claude-transcript":
+            self.feed_transcript(str(data.get("sessionId") or ""), data)
+        elif self.fmt.startswith("claude"):
+            self._claude(data.get("type"), data)
         elif self.fmt == "codex-json":
-            self._codex(kind, data)
+            self._codex(data.get("type"), data)
 
     def _claude(self, kind: Any, data: dict[str, Any]) -> None:
-        if kind == "assistant":
-            msg = data.get("message")
-            if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
-                return
-            u = msg["usage"]
-            model = msg["model"] if isinstance(msg.get("model"), str) else self.model
-            now = (
-                model,
-                _int(u, "input_tokens"),
-                _int(u, "output_tokens"),
-                _int(u, "cache_read_input_tokens"),
-                _int(u, "cache_creation_input_tokens"),
-            )
-            mid = msg.get("id")
-            if isinstance(mid, str):
-                # each content block of a message repeats its usage, and the output count
-                # grows as the message streams: count the latest figures once
-                before = self._seen.get(mid)
-                if before == now:
-                    return
-                if before is not None:
-                    self.spend._add(before[0], *(-x for x in before[1:]))
-                self._seen[mid] = now
-                self._seen.move_to_end(mid)
-                if len(self._seen) > 4096:
-                    self._seen.popitem(last=False)
-            self.spend._add(*now)
+        sid = data.get("session_id")
+        sid = self._session = sid if isinstance(sid, str) else self._session
+        if kind == "system" and data.get("subtype") in ("init", None):
+            s = self.sessions.setdefault(sid, ClaudeSession())
+            s.cwd = data["cwd"] if isinstance(data.get("cwd"), str) else s.cwd
+            memory = data.get("memory_paths")
+            auto = memory.get("auto") if isinstance(memory, dict) else None
+            if isinstance(auto, str) and auto.rstrip("/").endswith("/memory"):
+                s.project_dir = auto.rstrip("/").removesuffix("/memory")
+            if isinstance(data.get("model"), str):
+                self.model = data["model"]
+        elif kind == "assistant":
+            self._message(sid, data.get("message"))
         elif kind == "result":
-            cost = data.get("total_cost_usd")
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool):
-                self.spend.reported_cost_usd = (self.spend.reported_cost_usd or 0.0) + float(cost)
-        elif kind == "system" and isinstance(data.get("model"), str):
-            self.model = data["model"]
+            self.sessions.setdefault(sid, ClaudeSession()).result = self._result(data)
+
+    def _result(self, data: dict[str, Any]) -> Spend:
+        """The session's totals as the CLI counted them (cumulative: the latest result line wins)."""
+        out = Spend(provider="anthropic")
+        total = _num(data.get("total_cost_usd"))
+        raw_usage, raw_models = data.get("usage"), data.get("modelUsage")
+        usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+        per_model: dict[str, Any] = raw_models if isinstance(raw_models, dict) else {}
+        attributed = 0.0
+        for model, u in per_model.items():
+            if not isinstance(u, dict):
+                continue
+            cw = _int(u, "cacheCreationInputTokens")
+            # the 1-hour share of the cache writes is given for the whole session only
+            one_hour = (
+                min(_int(usage.get("cache_creation"), "ephemeral_1h_input_tokens"), cw) if len(per_model) == 1 else 0
+            )
+            out.add(
+                model, (_int(u, "inputTokens"), _int(u, "outputTokens"), _int(u, "cacheReadInputTokens"), cw, one_hour)
+            )
+            usd = _num(u.get("costUSD"))
+            if usd is not None:
+                out.reported[model] = usd
+                attributed += usd
+        if not out.rows and any(anthropic_counts(usage)):
+            model = self.model or "unknown"
+            out.add(model, anthropic_counts(usage))
+            if total is not None and not out.reported:
+                out.reported[model], attributed = total, total
+        if total is not None and (not out.reported or abs(total - attributed) > 1e-9):
+            out.unattributed_usd = total - attributed
+        return out
 
     def _codex(self, kind: Any, data: dict[str, Any]) -> None:
-        if kind == "turn.completed" and isinstance(data.get("usage"), dict):
-            u = data["usage"]
-            cached = _int(u, "cached_input_tokens")
-            self.spend._add(self.model, _int(u, "input_tokens") - cached, _int(u, "output_tokens"), cached, 0)
-        elif kind == "turn_context" and isinstance(data.get("payload"), dict):
-            model = data["payload"].get("model")
-            if isinstance(model, str):
-                self.model = model
-        elif kind == "event_msg" and isinstance(data.get("payload"), dict):
-            p = data["payload"]
-            if p.get("type") == "token_count" and isinstance(p.get("info"), dict):
-                last = p["info"].get("last_token_usage")
-                if isinstance(last, dict):
-                    cached = _int(last, "cached_input_tokens")
-                    self.spend._add(
-                        self.model, _int(last, "input_tokens") - cached, _int(last, "output_tokens"), cached, 0
-                    )
+        if kind == "thread.started" and isinstance(data.get("thread_id"), str):
+            if data["thread_id"] not in self.threads:
+                self.threads.append(data["thread_id"])
+        elif kind == "turn.completed" and isinstance(data.get("usage"), dict):
+            counts, _ = openai_counts(data["usage"])
+            for i, n in enumerate(counts):
+                self._exec[i] += n
+        elif kind in ("session_meta", "turn_context", "event_msg", "token_usage_record"):
+            self.feed_rollout("", data)  # a rollout recorded as the log itself
+
+    # ---- the agent's own files (read by agent_records.py) --------------------------------
+
+    def feed_transcript(self, session_id: str, data: Any) -> None:
+        """One line of a Claude Code session transcript (or of one of its subagents')."""
+        if isinstance(data, dict) and data.get("type") == "assistant":
+            self._message(session_id, data.get("message"))
+
+    def _message(self, sid: str, msg: Any) -> None:
+        if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
+            return
+        model = msg["model"] if isinstance(msg.get("model"), str) else (self.model or "unknown")
+        if model == "<synthetic>":
+            return  # the CLI's own stand-in for a failed request: nothing was billed
+        counts = anthropic_counts(msg["usage"])
+        mid = msg.get("id")
+        session = self.sessions.setdefault(sid, ClaudeSession())
+        key = mid if isinstance(mid, str) else f"#{len(session.messages)}"
+        before = session.messages.get(key)
+        if before is not None:
+            counts = tuple(max(a, b) for a, b in zip(before[1:], counts, strict=True))  # type: ignore[assignment]
+        session.messages[key] = (model, *counts)
+
+    def feed_rollout(self, thread_id: str, data: Any) -> None:
+        """One line of a Codex rollout file."""
+        if not isinstance(data, dict) or not isinstance(data.get("payload"), dict):
+            return
+        kind, p = data.get("type"), data["payload"]
+        r = self.rollouts.setdefault(thread_id, Rollout())
+        if kind == "turn_context" and isinstance(p.get("model"), str):
+            r.model = p["model"]
+        elif kind == "token_usage_record" and isinstance(p.get("usage"), dict):
+            counts, prompt = openai_counts(p["usage"])
+            rid = p.get("response_id")
+            key = rid if isinstance(rid, str) else f"#{len(r.responses)}"
+            r.responses[key] = (r.model or self.model or "unknown", counts, tier_of(prompt))
+            self._rollout_total(r, p.get("thread_token_usage"))
+        elif kind == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
+            info = p["info"]
+            before = r._last_total
+            self._rollout_total(r, info.get("total_token_usage"))
+            last = info.get("last_token_usage")
+            if r._last_total > before and isinstance(last, dict):
+                counts, prompt = openai_counts(last)
+                r.deltas.append((r.model or self.model or "unknown", counts, tier_of(prompt)))
+
+    @staticmethod
+    def _rollout_total(r: Rollout, usage: Any) -> None:
+        if isinstance(usage, dict):
+            counts, _ = openai_counts(usage)
+            if sum(counts) > r._last_total:
+                r.total, r._last_total = counts, sum(counts)
+
+    # ---- the totals ---------------------------------------------------------------------
+
+    @property
+    def spend(self) -> Spend:
+        if self.fmt.startswith("claude"):
+            return self._claude_spend()
+        if self.fmt == "codex-json":
+            return self._codex_spend()
+        return Spend()
+
+    def _claude_spend(self) -> Spend:
+        out = Spend(provider="anthropic")
+        for s in self.sessions.values():
+            if s.result is not None and (s.result.rows or not s.messages):
+                out.merge(s.result)
+                continue
+            for model, *counts in s.messages.values():
+                out.add(model, counts, tier_of(counts[0] + counts[2] + counts[3]))
+                if s.result is not None:
+                    out.reported.setdefault(model, 0.0)  # a result line with a bill but no usage: its bill
+            if s.result is not None:
+                out.merge(s.result)
+        return out
+
+    def _codex_spend(self) -> Spend:
+        rolled = Spend(provider="openai")
+        for r in self.rollouts.values():
+            one = Spend()
+            for model, counts, tier in r.responses.values() if r.responses else r.deltas:
+                one.add(model, counts, tier)
+            counted = (one.input_tokens, one.output_tokens, one.cache_read_tokens, one.cache_write_tokens, 0)
+            # what the running total has that no single response said (a request it did not record)
+            missing = [t - c for t, c in zip(r.total, counted, strict=True)]
+            if min(missing) >= 0:
+                one.add(r.model or self.model or "unknown", missing)
+            rolled.merge(one)
+        if rolled.tokens >= sum(self._exec[:4]) and rolled.rows:
+            return rolled
+        out = Spend(provider="openai")
+        out.add(self.codex_model() or "unknown", self._exec)
+        return out
+
+    def codex_model(self) -> str | None:
+        """The model Codex says it used (its rollout), else the profile's."""
+        named = [r.model for r in self.rollouts.values() if r.model]
+        return named[-1] if named else self.model

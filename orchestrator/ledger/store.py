@@ -8,8 +8,6 @@ short-lived and opening retries for a few seconds before giving up.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -22,8 +20,8 @@ from typing import Any
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home, runs_dir
+from orchestrator.ledger.prices import fingerprint as prices_fingerprint
 from orchestrator.ledger.rows import LedgerRows, read_run
-from orchestrator.ledger.spend import DEFAULT_PRICES
 from orchestrator.record.layout import EVENTS, RunDir
 
 SCHEMA_VERSION = 2
@@ -187,12 +185,12 @@ def refresh(
 ) -> RefreshStats:
     """Bring the ledger up to date with the run folders (only changed runs are re-read)."""
     t0 = time.perf_counter()
-    prices = prices or DEFAULT_PRICES
+    prices = prices or {}
     stats = RefreshStats()
     root = runs_dir()
     folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     stats.scanned = len(folders)
-    fingerprint = hashlib.sha1(json.dumps(sorted(prices.items())).encode()).hexdigest()[:16]
+    fingerprint = prices_fingerprint(prices)  # the overrides and genai-prices' version
     with connect() as con:
         known = {
             r[0]: (r[1], r[2]) for r in con.execute("SELECT run_id, state_mtime, events_size FROM runs").fetchall()

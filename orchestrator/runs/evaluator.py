@@ -16,14 +16,14 @@ from pathlib import Path
 from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.infra.lines import whole_lines
-from orchestrator.ledger.spend import SpendCounter
+from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import parse_envelope
 from spiral.model import ToolCall
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 
 
@@ -36,7 +36,7 @@ class Cached:
     workspace_offset: int = 0
     skipped_lines: int = 0
     recent: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT))
-    spend: SpendCounter | None = None
+    spend: RunSpend | None = None
 
 
 def load(path: Path) -> Cached | None:
@@ -53,7 +53,7 @@ def save(path: Path, cached: Cached) -> None:
 
 
 def fresh(detector: Detector, fmt: str, workdir: str, model: str | None = None) -> Cached:
-    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=SpendCounter(fmt, model))
+    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=RunSpend.of(fmt, model))
 
 
 def _brief(call: ToolCall) -> str:

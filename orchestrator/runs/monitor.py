@@ -18,6 +18,7 @@ from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
+from orchestrator.ledger import prices
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier
 from orchestrator.record import case_file, state_file
@@ -113,12 +114,12 @@ def refresh(
         decision = None
         if record.active:
             cached = _evaluate(rd, record, settings, real_now, view)
-            view.spend = _spend(cached, cfg)
+            view.spend = _spend(rd, record, cached, cfg)
             decision = _liveness(record, view, settings, cfg, real_now)
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
             cached = _catch_up(rd, record, settings)
-            record.spend = _spend(cached, cfg)
+            record.spend = _spend(rd, record, cached, cfg)
             record.spiral.tool_calls = cached.detector.calls
             view.events.append("spend")
         if view.events:
@@ -185,11 +186,17 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
     return cached
 
 
-def _spend(cached: evaluator.Cached, cfg: UserConfig) -> SpendTotals | None:
-    if cached.spend is None:
+def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserConfig) -> SpendTotals | None:
+    """Tokens and dollars so far: the log, and what the agent's own session files gained since the last look."""
+    run = cached.spend
+    if run is None:
         return None
-    sp = cached.spend.spend
-    cost, unpriced = sp.cost(cfg.prices)
+    looked_up = len(run.memo)
+    read = run.read_agent_files(record.agent_homes)
+    sp = run.spend
+    cost, unpriced = prices.cost(sp, cfg.prices, run.memo)
+    if record.active and (read or len(run.memo) != looked_up):
+        evaluator.save(rd.detector_cache, cached)  # the next look starts where this one ended
     return SpendTotals(
         tokens=sp.tokens,
         input_tokens=sp.input_tokens,
