@@ -197,6 +197,9 @@ def status(as_json: JsonOpt = False) -> None:
 def watch(
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
     tick: Annotated[float, typer.Option(help="Seconds between passes.", min=0.1)] = 30.0,
+    idle_exit: Annotated[
+        float | None, typer.Option(help="Exit once no run has been active for this many seconds.", min=0.1)
+    ] = None,
 ) -> None:
     """The background watcher: each tick, evaluate every active run, enforce
     liveness, and send due notifications (retrying failed ones with backoff).
@@ -217,7 +220,9 @@ def watch(
             typer.echo(text)
 
     cfg = load()
-    do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg))
+    do_watch(
+        BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg), idle_exit_s=idle_exit
+    )
 
 
 @app.command()
@@ -263,37 +268,9 @@ def demo(
     ends, within 3 minutes, with which run would have paged and why. Needs no
     agent, no API key and no network.
     """
-    from orchestrator.buckets import BucketsFile
-    from orchestrator.config import load
-    from orchestrator.demo.run import run_demo, summary_lines
-    from orchestrator.demo.sink import Sink
-    from orchestrator.infra.paths import runs_dir
-    from orchestrator.notify.channels import Notifier, Target
-    from orchestrator.tables import status_table
+    from orchestrator.demo.console import show_demo
 
-    console = _out()
-    last = [-10.0]
-
-    def show(views: list[RunView], t: float) -> None:
-        if t - last[0] >= 10 or not any(v.record.active for v in views):
-            last[0] = t
-            console.print(f"[bold]t+{t:.0f}s[/]")
-            console.print(status_table([v.to_dict() for v in views]))
-
-    console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}")
-    with Sink() as sink:
-        # the demo's pages go to a receiver it runs itself on 127.0.0.1, not to your phone
-        notifier = Notifier(targets=[Target(sink.url)], events=("spiral", "stalled"))
-        console.print(f"notifications go to a local sink: {sink.url}")
-        views = run_demo(BucketsFile(), load(), show, speed, notifier)
-        received = sink.bodies()
-    console.print("[bold]summary[/]")
-    for line in summary_lines(views):
-        console.print(line, markup=False)
-    console.print(f"[bold]delivered to the local sink ({len(received)} notification(s))[/]")
-    for body in received:
-        console.print(f"--- {body.get('title', '')}", markup=False)
-        console.print(str(body.get("message", body)), markup=False)
+    show_demo(_out(), speed)
 
 
 @ledger_app.command("rebuild")

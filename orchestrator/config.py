@@ -6,6 +6,7 @@ and defaults apply.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0
+DEFAULT_WATCHER_TICK_S = 30.0
+DEFAULT_WATCHER_IDLE_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,12 @@ class UserConfig:
     tickets_dir: Path | None = None
     default_agent: str = "claude"
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
+    # `launch` starts a detached watcher when none runs, so detection never depends on a person;
+    # it exits after watcher_idle_s with no active run. $ORCHESTRATOR_AUTOSTART_WATCHER=0 turns the
+    # default off (the test suite does), `autostart_watcher:` in config.yaml decides over it.
+    autostart_watcher: bool = True
+    watcher_tick_s: float = DEFAULT_WATCHER_TICK_S
+    watcher_idle_s: float = DEFAULT_WATCHER_IDLE_S
     profiles: dict[str, Profile] = field(default_factory=lambda: dict(BUILTIN))
     notify: dict[str, Any] = field(default_factory=dict)
     # config.yaml's price overrides (USD per million tokens); other models: ledger/prices.py
@@ -119,6 +128,9 @@ class _File(Strict):
     tickets_dir: Annotated[str, Meta(description="must be a path")] | None = None
     default_agent: Annotated[str, Meta(description="must be an agent name")] | None = None
     heartbeat_seconds: PositiveFloat = DEFAULT_HEARTBEAT_S
+    autostart_watcher: Annotated[bool, Meta(description="must be true or false")] | None = None
+    watcher_tick_seconds: PositiveFloat = DEFAULT_WATCHER_TICK_S
+    watcher_idle_seconds: PositiveFloat = DEFAULT_WATCHER_IDLE_S
     agents: Annotated[dict[str, _Agent], Meta(description="must be a mapping of profile name to profile")] | None = None
     notify: FreeMapping | None = None  # checked by orchestrator.notify, which owns its keys
     prices: dict[str, Annotated[_Price, Meta(description=_PRICE_ROW)]] | None = None
@@ -133,7 +145,7 @@ class _File(Strict):
 
 def load(path: Path | None = None) -> UserConfig:
     path = path or config_path()
-    cfg = UserConfig(path=path)
+    cfg = UserConfig(path=path, autostart_watcher=os.environ.get("ORCHESTRATOR_AUTOSTART_WATCHER", "1") != "0")
     if not path.exists():
         return cfg
     data, cfg.lines = yamlfile.load_file(path)
@@ -143,6 +155,9 @@ def load(path: Path | None = None) -> UserConfig:
     if doc.tickets_dir is not None:
         cfg.tickets_dir = Path(doc.tickets_dir).expanduser()
     cfg.heartbeat_s = doc.heartbeat_seconds
+    if doc.autostart_watcher is not None:
+        cfg.autostart_watcher = doc.autostart_watcher
+    cfg.watcher_tick_s, cfg.watcher_idle_s = doc.watcher_tick_seconds, doc.watcher_idle_seconds
     for name, agent in (doc.agents or {}).items():
         cfg.profiles[name] = Profile(
             name, agent.command, agent.format, agent.prompt, agent.version_command, agent.model, dict(agent.env)

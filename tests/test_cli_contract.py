@@ -34,6 +34,7 @@ STATUS_KEYS = {
     "tripped_at_min",
     "notified",
     "page_error",
+    "provider",
     "hints",
     "last_activity_s",
     "tokens",

@@ -30,8 +30,8 @@ def refused(path: Path, text: str) -> str:
     [
         (
             "heartbeat_seconds: 60\ncolour: red\n",
-            "config.yaml:2: unknown key 'colour' (known: agents, default_agent, heartbeat_seconds, notify, "
-            "prices, tickets_dir)",
+            "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, default_agent, heartbeat_seconds, "
+            "notify, prices, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.recorded import read_tracked
@@ -24,11 +26,12 @@ from orchestrator.notify.channels import Notifier
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import RunRecord, SpendTotals, SpiralState, StopRequest
+from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
 from orchestrator.runs import evaluator, liveness
 from spiral.detector import Detector
+from spiral.outcome import Outcome
 from spiral.settings import Settings, SettingsError
-from spiral.timestamps import parse_ts
+from spiral.timestamps import format_ts, parse_ts
 from spiral.verdict import json_number
 
 
@@ -68,6 +71,7 @@ class RunView:
             "tripped_at_min": spiral.tripped_at_min,
             "notified": spiral.notified,
             "page_error": page.last_error if page is not None else None,
+            "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
             "tokens": spend.tokens if spend is not None else None,
@@ -119,6 +123,7 @@ def refresh(
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
             cached = _catch_up(rd, record, settings)
+            evaluator.flush(cached)
             record.spend = _spend(rd, record, cached, cfg)
             record.spiral.tool_calls = cached.detector.calls
             view.events.append("spend")
@@ -210,7 +215,9 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
 
 def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float, view: RunView) -> evaluator.Cached:
     cached = _catch_up(rd, record, settings)
-    verdict = cached.detector.evaluate(RunClock.of(record).at(real_now))
+    now = RunClock.of(record).at(real_now)
+    _provider(record, cached.outcome, view)
+    verdict = cached.detector.evaluate(cached.agent_time(now))
     old = record.spiral
     new = SpiralState(
         region=verdict.region,
@@ -237,6 +244,25 @@ def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float
         record.spiral = new
         view.events.append("evaluated")
     return cached
+
+
+def _provider(record: RunRecord, outcome: Outcome, view: RunView) -> None:
+    """The agent's model API as the record shows it: retrying now (one episode), or fine."""
+    ep = outcome.provider
+    current = None
+    if ep is not None:
+        current = ProviderStatus(
+            episode=len(outcome.episodes),
+            text=ep.describe(),
+            status=ep.status,
+            error=ep.error,
+            attempt=ep.attempt,
+            max_retries=ep.max_retries,
+            since=format_ts(ep.since),
+        )
+    if current != record.provider:
+        record.provider = current
+        view.events.append("provider" if current is not None else "provider recovered")
 
 
 def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
