@@ -219,7 +219,8 @@ def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float
     _provider(record, cached.outcome, view)
     verdict = cached.detector.evaluate(cached.agent_time(now))
     old = record.spiral
-    new = SpiralState(
+    new = msgspec.structs.replace(  # the page's facts carry over; the verdict and counts are new
+        old,
         region=verdict.region,
         signals=list(verdict.signals),
         suspicion=verdict.suspicion,
@@ -227,12 +228,6 @@ def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float
         signals_seen=sorted(set(old.signals_seen) | set(verdict.signals)),
         skipped_lines=cached.skipped_lines + cached.adapter.skipped,
         tool_calls=cached.detector.calls,
-        tripped_in_soft_band=old.tripped_in_soft_band,
-        tripped_at_min=old.tripped_at_min,
-        page_signals=old.page_signals,
-        page_evidence=old.page_evidence,
-        page_recent=old.page_recent,
-        notified=old.notified,
     )
     if verdict.should_page and not old.tripped_in_soft_band:
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
