@@ -57,6 +57,7 @@ from orchestrator.config import load
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.record import state_file
+from orchestrator.record.model import RunRecord
 from orchestrator.runs.kill import kill_run
 from orchestrator.runs.watch import one_pass
 from spiral.timestamps import format_ts
@@ -503,17 +504,17 @@ def report_memory(bench: Bench) -> None:
 # ---- kill and the leftover check ---------------------------------------------------------
 
 
-def kill_one(run_dir: Path, reason: str) -> tuple[float, dict[str, Any] | str]:
-    """kill_run on one run: (seconds, its final state, or the error text)."""
+def kill_one(run_dir: Path, reason: str) -> tuple[float, RunRecord | str]:
+    """kill_run on one run: (seconds, its final record, or the error text)."""
     started = time.perf_counter()
     try:
-        final: dict[str, Any] | str = kill_run(run_dir, reason=reason)
+        final: RunRecord | str = kill_run(run_dir, reason=reason)
     except UserError as exc:
         final = str(exc)
     return time.perf_counter() - started, final
 
 
-def kill_runs(run_dirs: list[Path], reason: str) -> list[tuple[float, dict[str, Any] | str]]:
+def kill_runs(run_dirs: list[Path], reason: str) -> list[tuple[float, RunRecord | str]]:
     with ThreadPoolExecutor(max_workers=KILLERS) as pool:
         return list(pool.map(lambda d: kill_one(d, reason), run_dirs))
 
@@ -526,8 +527,8 @@ def kill_all(bench: Bench) -> tuple[float, list[float]]:
     for run_dir, (_, final) in zip(bench.run_dirs, results, strict=False):
         if isinstance(final, str):
             bench.problem(f"kill: {final}")
-        elif final.get("state") != "killed":
-            bench.problem(f"kill: {run_dir.name} ended as {final.get('state')}: {final.get('reason')}")
+        elif final.state != "killed":
+            bench.problem(f"kill: {run_dir.name} ended as {final.state}: {final.reason}")
     return total, [took for took, _ in results]
 
 
@@ -697,6 +698,7 @@ def main(argv: list[str]) -> int:
     OUT.mkdir(exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="status-", dir=OUT))
     os.environ["ORCHESTRATOR_HOME"] = str(home)  # for the CLI subprocesses and one_pass in here
+    os.environ["ORCHESTRATOR_AUTOSTART_WATCHER"] = "0"  # measured here: status alone, no background watcher
     bench = Bench(home, home / "empty-home")
     started = time.perf_counter()
     try:
