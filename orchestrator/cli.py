@@ -196,9 +196,9 @@ def status(as_json: JsonOpt = False) -> None:
 @app.command()
 def watch(
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
-    tick: Annotated[float, typer.Option(help="Seconds between passes.", min=0.1)] = 30.0,
+    tick: Annotated[float, typer.Option(help="Seconds between passes (0.1 to a day).")] = 30.0,
     idle_exit: Annotated[
-        float | None, typer.Option(help="Exit once no run has been active for this many seconds.", min=0.1)
+        float | None, typer.Option(help="Exit once no run has been active for this many seconds (at least 0.1).")
     ] = None,
 ) -> None:
     """The background watcher: each tick, evaluate every active run, enforce
@@ -219,6 +219,11 @@ def watch(
         for text in watch_events(views):
             typer.echo(text)
 
+    day = 86400.0  # time.sleep refuses far longer, and nobody means it
+    if not 0.1 <= tick <= day:  # NaN fails this too
+        raise UserError(f"--tick must be a number of seconds from 0.1 to {day:g}, got {tick}")
+    if idle_exit is not None and not 0.1 <= idle_exit < float("inf"):
+        raise UserError(f"--idle-exit must be a finite number of seconds (at least 0.1), got {idle_exit}")
     cfg = load()
     do_watch(
         BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg), idle_exit_s=idle_exit
@@ -231,7 +236,11 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     from orchestrator.runs.kill import kill_run
     from orchestrator.runs.monitor import find_run
 
-    final = kill_run(find_run(run))
+    try:
+        found = find_run(run)
+    except OSError as exc:  # e.g. an id longer than a file name may be
+        raise UserError(f"no run {run[:60] + ('...' if len(run) > 60 else '')!r}: {exc.strerror}") from None
+    final = kill_run(found)
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
@@ -370,3 +379,8 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except OSError as exc:  # the state folder (or a file named on the command line) the system refused
+        name = str(exc.filename or "")
+        where = f"{name[:60]}{'...' if len(name) > 60 else ''}: " if name else ""
+        sys.stderr.write(f"error: {where}{exc.strerror or exc}\n")
+        sys.exit(2)

@@ -8,22 +8,28 @@ from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from spiral.porcelain import parse_porcelain
 
+# the transports a clone may use; git runs a command for others (ext::, fd::, remote helpers)
+ALLOWED_PROTOCOLS = "file:git:ssh:https:http"
+
 
 def clone(repo: str, dest: Path, *, base: str | None, branch: str) -> None:
     """A fresh clone of `repo` at `base` (default: the remote HEAD), on a new `branch`."""
     import git  # GitPython: heavy to import, and only needed at launch
 
+    env = proc.clean_env({"GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS})
     try:
         if base:
-            cloned = git.Repo.clone_from(repo, dest, env=proc.clean_env(), branch=base)
+            cloned = git.Repo.clone_from(repo, dest, env=env, branch=base)
         else:
-            cloned = git.Repo.clone_from(repo, dest, env=proc.clean_env())
+            cloned = git.Repo.clone_from(repo, dest, env=env)
         cloned.git.checkout("-b", branch)
         cloned.close()
     except git.GitCommandError as exc:
         detail = (exc.stderr or str(exc)).strip().replace("\n", " ")
         detail = detail.removeprefix("stderr: ").strip("' ")
         raise UserError(f"git clone {repo} failed: {detail}") from None
+    except (git.exc.UnsafeProtocolError, git.exc.UnsafeOptionError) as exc:
+        raise UserError(f"git clone {repo} refused: {exc}") from None
 
 
 def tracked_files(clone_dir: Path) -> list[str]:

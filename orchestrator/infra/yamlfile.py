@@ -22,6 +22,9 @@ _FLOAT_TAG = "tag:yaml.org,2002:float"
 _PLAIN_BOOLS = {"true", "false"}
 # libyaml's composer when present (10x faster); it keeps the same line marks
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# an alias repeats its anchor's whole value: a few nested ones expand a small file into billions
+# of values ("billion laughs"); refused before anything is expanded, by counting what would be
+MAX_VALUES = 100_000
 
 
 class YamlError(UserError):
@@ -40,9 +43,40 @@ def load_text(text: str, source: str) -> tuple[Any, Lines]:
         raise YamlError(f"{source}: not valid YAML: {exc}") from None
     if node is None:
         return None, {}
+    _check_size(node, source)
     lines: Lines = {}
     constructor = yaml.SafeLoader("")
     return _convert(node, (), lines, source, constructor), lines
+
+
+def _check_size(root: yaml.Node, source: str) -> None:
+    """Refuse a document whose aliases expand past MAX_VALUES values, or refer to themselves."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+            return 1
+        if key in open_nodes:
+            raise YamlError(f"{source}:{node.start_mark.line + 1}: a YAML alias refers to its own anchor")
+        open_nodes.add(key)
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_VALUES:
+                raise YamlError(
+                    f"{source}:{node.start_mark.line + 1}: YAML aliases expand to more than {MAX_VALUES} values; "
+                    f"write the values out"
+                )
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    size(root)
 
 
 def load_file(path: Path) -> tuple[Any, Lines]:

@@ -6,9 +6,11 @@ every read-modify-write holds the run's lock file and re-reads inside it.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +20,24 @@ from orchestrator.infra.lock import held
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ACTIVE, ENDED, VERSION, RecordError, RunRecord, from_builtins, to_builtins
 
-__all__ = ["ACTIVE", "ENDED", "end", "locked", "read", "update", "utcnow", "write"]
+__all__ = ["ACTIVE", "ENDED", "StateError", "end", "locked", "read", "reserve", "update", "utcnow", "write"]
+
+# space set aside in each run folder, given up to record the run's ending once the disk is full
+RESERVE = ".disk-reserve"
+RESERVE_BYTES = 128 * 1024
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+class StateError(UserError):
+    """The run's state could not be read, locked or written (a full or read-only disk): one line."""
+
+    def __init__(self, path: Path, doing: str, exc: OSError) -> None:
+        super().__init__(f"{path}: cannot {doing}: {exc.strerror or exc}")
+        self.errno = exc.errno
+
+    @property
+    def disk_full(self) -> bool:
+        return self.errno in FULL
 
 
 def utcnow() -> str:
@@ -27,7 +46,12 @@ def utcnow() -> str:
 
 @contextmanager
 def locked(run: RunDir | Path) -> Iterator[None]:
-    with held(RunDir.of(run).lock):
+    rd = RunDir.of(run)
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(held(rd.lock))
+        except OSError as exc:
+            raise StateError(rd.lock, "lock the run", exc) from None
         yield
 
 
@@ -39,6 +63,8 @@ def read(run: RunDir | Path) -> RunRecord:
         raise UserError(f"{rd.run_id}: no state.json in {rd.path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise UserError(f"{rd.state_json}: state file is not valid JSON") from None
+    except OSError as exc:
+        raise StateError(rd.state_json, "read the run's state", exc) from None
     try:
         return from_builtins(raw, rd.run_id)
     except RecordError as exc:
@@ -49,7 +75,39 @@ def write(run: RunDir | Path, record: RunRecord) -> None:
     record.version = VERSION
     record.updated_at = utcnow()
     text = json.dumps(to_builtins(record), indent=2, sort_keys=True) + "\n"
-    write_text_atomic(RunDir.of(run).state_json, text)
+    rd = RunDir.of(run)
+    try:
+        try:
+            write_text_atomic(rd.state_json, text)
+        except OSError as exc:
+            # the disk is full: the reserve makes room to record how the run ended (only that)
+            if exc.errno not in FULL or not record.ended or not _release(rd):
+                raise
+            write_text_atomic(rd.state_json, text)
+    except OSError as exc:
+        raise StateError(rd.state_json, "write the run's state", exc) from None
+
+
+def reserve(run: RunDir | Path) -> None:
+    """Set space aside in the run folder for recording its state on a full disk (best effort)."""
+    path = RunDir.of(run).path / RESERVE
+    try:
+        with path.open("wb") as fh:
+            fh.write(b"\0" * RESERVE_BYTES)  # real blocks, not a sparse file
+    except OSError:
+        _unlink(path)
+
+
+def _release(rd: RunDir) -> bool:
+    return _unlink(rd.path / RESERVE)
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
 
 
 def update(run: RunDir | Path, change: Callable[[RunRecord], bool | None]) -> RunRecord:

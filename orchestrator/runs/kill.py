@@ -23,7 +23,12 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
         r.stop_requested = StopRequest(end_as="killed", reason=reason, at=state_file.utcnow())
         return True
 
-    record = state_file.update(rd, request)
+    try:
+        record = state_file.update(rd, request)
+    except state_file.StateError as exc:
+        if not exc.disk_full:
+            raise
+        return _kill_on_a_full_disk(rd, reason)
     if not record.active:
         raise UserError(f"run {rd.run_id} already ended: {record.state} ({record.reason})")
     agent = record.agent_pid
@@ -39,3 +44,15 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
         ended = parse_ts(final.ended_at) or time.time()
         case_file.write_run_case(rd, final, RunClock.of(final).at(ended))
     return final
+
+
+def _kill_on_a_full_disk(rd: RunDir, reason: str) -> RunRecord:
+    """No stop request can be written: stop the supervisor first (so it records no ending of its own),
+    then the agent, and record `killed` in the space the run set aside for its ending."""
+    record = state_file.read(rd)
+    if not record.active:
+        raise UserError(f"run {rd.run_id} already ended: {record.state} ({record.reason})")
+    for ref in (record.supervisor, record.agent_pid):
+        if ref is not None and not proc.kill_tree(ref):
+            raise UserError(f"run {rd.run_id}: some of its processes survived SIGKILL (pid {ref.pid})")
+    return state_file.update(rd, lambda r: state_file.end(r, "killed", reason))

@@ -17,6 +17,7 @@ from orchestrator.corpus.case import load_case
 from orchestrator.infra import git, proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
+from orchestrator.notify.channels import from_config
 from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord
@@ -109,6 +110,8 @@ def _new_run_dir(ticket_id: str) -> RunDir:
             return RunDir(root / run_id)
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise UserError(f"{root}: cannot create a run folder: {exc.strerror}") from None
     raise UserError(f"cannot allocate a run folder under {root}")
 
 
@@ -165,27 +168,26 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
     ticket = tickets.load(tickets.resolve(ref, cfg), cfg)
     if ticket.speed != 1.0 and ticket.agent != "demo":
         raise UserError(f"{ticket.path}: speed is only for the demo agent (real agents run on the wall clock)")
+    from_config(cfg)  # notify targets `status` and `watch` would refuse are refused before anything runs
     cmd = agent_command(ticket, cfg)
     version = check_agent(ticket.agent, cmd)
     rd = _new_run_dir(ticket.id)
     record = _record(rd.run_id, ticket, cmd, cfg, buckets)
     record.agent_version = version
-    state_file.write(rd, record)
-    rd.ticket.write_text(ticket.text, encoding="utf-8")
     try:
-        git.clone(ticket.repo, rd.clone, base=ticket.base, branch=f"ticket/{ticket.id}")
-        tracked = git.tracked_files(rd.clone)
-    except (UserError, proc.CommandError) as exc:
-        why = str(exc)
-        state_file.update(rd, lambda r: state_file.end(r, "failed", why))
+        state_file.write(rd, record)
+    except UserError as exc:  # a run folder without a state is shown nowhere: none is left behind
+        shutil.rmtree(rd.path, ignore_errors=True)
+        raise UserError(f"cannot launch {ticket.id}: {exc}") from None
+    state_file.reserve(rd)
+    try:
+        record = _prepare(rd, ticket)
+    except Exception as exc:
+        why = str(exc) if isinstance(exc, (UserError, proc.CommandError)) else _disk_reason(exc)
+        _fail(rd, why)
         raise UserError(f"run {rd.run_id} failed: {why}") from None
-    rd.tracked.write_text("".join(p + "\n" for p in tracked), encoding="utf-8")
-    rd.events.touch()
-    rd.workspace.touch()
-    record = state_file.update(rd, _start)
     if record.spawned_at is None:
         raise UserError(f"run {rd.run_id} {record.state} during launch: {record.reason}; no agent was started")
-    case_file.write_run_case(rd, record)
     proc.spawn_detached(
         [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path)], cwd=rd.path, log=rd.supervisor_log
     )
@@ -202,3 +204,33 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
                 break
             time.sleep(0.05)
     return Launched(rd.run_id, rd.path, record.state, record.reason, record.agent_pid is not None)
+
+
+def _prepare(rd: RunDir, ticket: tickets.Ticket) -> RunRecord:
+    """The run folder's files and the clone; the record as it stands when the agent may start."""
+    rd.ticket.write_text(ticket.text, encoding="utf-8")
+    git.clone(ticket.repo, rd.clone, base=ticket.base, branch=f"ticket/{ticket.id}")
+    tracked = git.tracked_files(rd.clone)
+    rd.tracked.write_text("".join(p + "\n" for p in tracked), encoding="utf-8")
+    rd.events.touch()
+    rd.workspace.touch()
+    record = state_file.update(rd, _start)
+    if record.spawned_at is not None:
+        case_file.write_run_case(rd, record)
+    return record
+
+
+def _disk_reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        kind = "disk full" if exc.errno in state_file.FULL else "cannot write the run folder"
+        where = f"{Path(exc.filename).name}: " if exc.filename else ""
+        return f"{kind}: {where}{exc.strerror or exc}"
+    return f"launch error: {type(exc).__name__}: {exc}"
+
+
+def _fail(rd: RunDir, why: str) -> None:
+    """Record a failed launch; when not even that can be written, remove the run folder."""
+    try:
+        state_file.update(rd, lambda r: state_file.end(r, "failed", why))
+    except UserError:
+        shutil.rmtree(rd.path, ignore_errors=True)

@@ -32,6 +32,29 @@ from spiral.outcome import Outcome
 _STDERR_TAIL = 400
 
 
+class WriteTrouble:
+    """The first file the supervisor could not write (a full or read-only disk), which ends the run.
+
+    Nothing the agent does is captured once its log cannot be written, so the agent is stopped and
+    the run ends `failed` with this reason, rather than the supervisor dying and the run being `lost`.
+    """
+
+    def __init__(self) -> None:
+        self.reason: str | None = None
+        self.agent: proc.ProcRef | None = None
+        self._lock = threading.Lock()
+
+    def hit(self, what: str, exc: OSError) -> None:
+        with self._lock:
+            if self.reason is not None:
+                return
+            kind = "disk full" if exc.errno in state_file.FULL else "disk error"
+            self.reason = f"{kind}: cannot write {what} ({exc.strerror or exc})"
+            agent = self.agent
+        if agent is not None:
+            proc.kill_tree(agent)
+
+
 def _payload(line: bytes) -> Any:
     """A native output line as data (a JSON value, or the text of a non-JSON line)."""
     text = line.rstrip(b"\r\n")
@@ -42,9 +65,10 @@ def _payload(line: bytes) -> Any:
 
 
 class Snapshotter(threading.Thread):
-    def __init__(self, clone: Path, out: Path, clock: RunClock, every_real_s: float) -> None:
+    def __init__(self, clone: Path, out: Path, clock: RunClock, every_real_s: float, trouble: WriteTrouble) -> None:
         super().__init__(daemon=True)
         self.clone, self.out, self.clock, self.every = clone, out, clock, every_real_s
+        self.trouble = trouble
         self.stop_event = threading.Event()
         self.errors = 0
 
@@ -55,8 +79,12 @@ class Snapshotter(threading.Thread):
             self.errors += 1  # a slow or broken git must not kill the snapshot thread
             return
         line = orjson.dumps({"ts": self.clock.iso(time.time()), "porcelain": text, "hashes": hashes})
-        with self.out.open("ab") as fh:
-            fh.write(line + b"\n")
+        try:
+            with self.out.open("ab") as fh:
+                fh.write(line + b"\n")
+        except OSError as exc:
+            self.stop_event.set()
+            self.trouble.hit(self.out.name, exc)
 
     def run(self) -> None:
         while not self.stop_event.wait(self.every):
@@ -94,20 +122,23 @@ def _started(agent: proc.ProcRef, version: str | None) -> Callable[[RunRecord], 
     return change
 
 
-def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock) -> Outcome:
+def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock, trouble: WriteTrouble) -> Outcome:
     """Each non-blank output line of the agent, as a timestamped envelope, flushed as it comes;
-    what the lines said about the run's outcome."""
+    what the lines said about the run's outcome. A line that cannot be written stops the agent."""
     assert child.stdout is not None
     outcome = Outcome()
-    with events.open("ab") as out:
-        for line in child.stdout:
-            if not line.strip():
-                continue
-            now = time.time()
-            data = _payload(line)
-            outcome.feed(clock.at(now), data)
-            out.write(make_envelope(clock.iso(now), data))
-            out.flush()
+    try:
+        with events.open("ab") as out:
+            for line in child.stdout:
+                if not line.strip():
+                    continue
+                now = time.time()
+                data = _payload(line)
+                outcome.feed(clock.at(now), data)
+                out.write(make_envelope(clock.iso(now), data))
+                out.flush()
+    except OSError as exc:
+        trouble.hit(events.name, exc)
     return outcome
 
 
@@ -153,6 +184,8 @@ def supervise(run_dir: Path) -> int:
         _finish(rd, clock, "failed", f"{why}: {record.argv[0]}: {exc.strerror}")
         return 1
     agent = proc.ProcRef.of(child.pid)
+    trouble = WriteTrouble()
+    trouble.agent = agent
     record = state_file.update(rd, _started(agent, version))
     if record.state != "running":
         proc.kill_tree(agent)  # a stop arrived while the agent was starting
@@ -162,15 +195,21 @@ def supervise(run_dir: Path) -> int:
             child.stdin.close()
         except BrokenPipeError:
             pass
-    snapper = Snapshotter(rd.clone, rd.workspace, clock, (record.snapshot_every_s or 30.0) / clock.scale)
+    every = (record.snapshot_every_s or 30.0) / clock.scale
+    snapper = Snapshotter(rd.clone, rd.workspace, clock, every, trouble)
     snapper.take()
     snapper.start()
-    outcome = _capture(child, rd.events, clock)
+    outcome = _capture(child, rd.events, clock, trouble)
+    if child.stdout is not None:
+        child.stdout.close()  # nobody reads it any more: a stopped capture must not block the agent
     rc = child.wait()
     snapper.stop_event.set()
     snapper.join(timeout=5)
-    snapper.take()
+    if trouble.reason is None:
+        snapper.take()
     how, reason = _ending(rc, outcome, rd.agent_stderr)
+    if trouble.reason is not None:
+        how, reason = "failed", trouble.reason
     _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome))
     return 0
 
@@ -204,7 +243,10 @@ def _finish(
         return ended or agent_report is not None
 
     record = state_file.update(rd, change)
-    case_file.write_run_case(rd, record, clock.at(time.time()))
+    try:
+        case_file.write_run_case(rd, record, clock.at(time.time()))
+    except OSError as exc:  # the ending is recorded; only the case file is missing
+        sys.stderr.write(f"supervisor: cannot write {rd.case_yaml.name}: {exc.strerror or exc}\n")
 
 
 def main(argv: list[str]) -> int:
@@ -215,10 +257,17 @@ def main(argv: list[str]) -> int:
     try:
         return supervise(rd.path)
     except Exception as exc:
-        record = state_file.read(rd)
-        if record.agent_pid is not None:
-            proc.kill_tree(record.agent_pid)  # nobody would capture its output or record its end
-        _finish(rd, RunClock.of(record), "failed", f"supervisor error: {type(exc).__name__}: {exc}")
+        if isinstance(exc, state_file.StateError):  # its message names the file and what the disk said
+            why = f"{'disk full' if exc.disk_full else 'disk error'}: {exc}"
+        else:
+            why = f"supervisor error: {type(exc).__name__}: {exc}"
+        try:
+            record = state_file.read(rd)
+            if record.agent_pid is not None:
+                proc.kill_tree(record.agent_pid)  # nobody would capture its output or record its end
+            _finish(rd, RunClock.of(record), "failed", why)
+        except Exception as again:  # not even the ending could be recorded: the next pass finds it lost
+            sys.stderr.write(f"supervisor: cannot record the ending ({why}): {again}\n")
         raise
 
 

@@ -17,6 +17,26 @@ from orchestrator.record.layout import CaseFiles
 from spiral.settings import BUCKET_NAMES
 
 TICKET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+# what git may clone from: it runs a command for `ext::...`, `fd::...` and any other `<helper>::...`
+# or `<helper>://...` address (git-remote-<helper>), so only these transports are let through
+SAFE_SCHEMES = ("file", "git", "ssh", "git+ssh", "ssh+git", "https", "http")
+_HELPER = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def repo_problem(repo: str) -> str | None:
+    """Why `git clone` must not be given `repo` (it would run a command, or read it as an option), or None."""
+    if repo.startswith("-"):
+        return f"repo {repo[:60]!r} starts with '-', which git would read as an option"
+    if any(ord(c) < 32 for c in repo):
+        return "repo must be one line with no control characters"
+    helper = _HELPER.match(repo)
+    if helper:
+        return f"repo {repo[:60]!r}: git's {helper[1]}:: transport runs a command and is refused"
+    scheme = _SCHEME.match(repo)
+    if scheme and scheme[1].lower() not in SAFE_SCHEMES:
+        return f"repo {repo[:60]!r}: the {scheme[1]}:// transport is refused (allowed: {', '.join(SAFE_SCHEMES)})"
+    return None
 
 
 @dataclass
@@ -52,8 +72,11 @@ class _Front(Strict):
 def resolve(ref: str, cfg: UserConfig) -> Path:
     """A ticket path, or an id looked up in the configured tickets folder."""
     path = Path(ref)
-    if path.is_file():
-        return path
+    try:
+        if path.is_file():
+            return path
+    except OSError as exc:  # e.g. a name past the file system's limit
+        raise UserError(f"{ref[:60]}{'...' if len(ref) > 60 else ''}: no such ticket file ({exc.strerror})") from None
     if TICKET_ID.match(ref) and cfg.tickets_dir:
         for cand in (cfg.tickets_dir / f"{ref}.md", cfg.tickets_dir / ref / "ticket.md"):
             if cand.is_file():
@@ -85,6 +108,8 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
 
     fail = yamlfile.Complaints(str(path), lines, fallback_line=1)
     front_matter = convert(data, _Front, fail, "front matter")
+    if (problem := repo_problem(front_matter.repo.strip())) is not None:
+        raise fail(("repo",), problem)
     agent = cfg.default_agent if front_matter.agent is None else front_matter.agent
     if agent not in cfg.profiles:
         raise fail(("agent",), f"unknown agent {agent!r} (known: {', '.join(sorted(cfg.profiles))})")

@@ -37,7 +37,10 @@ def single_watcher() -> Iterator[None]:
             raise UserError(f"another watcher is already running (pid {holder}); stop it first or use it") from None
         except OSError as exc:
             raise UserError(f"{root}: cannot use it as the state folder: {exc.strerror}") from None
-        pid_file.write_text(str(os.getpid()), encoding="utf-8")  # in place: the lock is on this very file
+        try:
+            pid_file.write_text(str(os.getpid()), encoding="utf-8")  # in place: the lock is on this very file
+        except OSError:
+            pass  # a full disk: the lock is held all the same, a second watcher just cannot name us
         yield
 
 

@@ -1,0 +1,178 @@
+"""Hostile input through the CLI: one-line errors (exit 2), never a traceback, nothing left half-made."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.infra import git as git_wrapper
+from tests.helpers import cli, copy_case, ticket, write_config
+
+
+def _one_line_error(p: subprocess.CompletedProcess[str], *needles: str) -> str:
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def _run_folders(home: Path) -> list[Path]:
+    runs = home / "runs"
+    return sorted(runs.iterdir()) if runs.is_dir() else []
+
+
+def _ticket_for(tmp_path: Path, repo_text: str) -> Path:
+    t = ticket(tmp_path, Path("REPO-PLACEHOLDER"), "say hi")
+    t.write_text(t.read_text().replace('"REPO-PLACEHOLDER"', json.dumps(repo_text)))
+    return t
+
+
+# ---- item 5: a notify block that status and watch refuse is refused by launch too ---------------
+
+
+def test_launch_refuses_a_notify_block_status_refuses(tmp_path: Path, repo: Path, home: Path) -> None:
+    write_config(home, notify={"urls": ["json://localhost:1/x"], "colour": "red"})
+    status = _one_line_error(cli("status"), "notify")
+    watch = _one_line_error(cli("watch", "--once"), "notify")
+    launched = _one_line_error(cli("launch", str(ticket(tmp_path, repo, "say hi"))), "notify")
+    assert launched == status == watch
+    assert _run_folders(home) == []  # refused before any run folder was made
+
+
+# ---- item 6: names too long, non-finite ticks, dangerous clone transports ---------------------
+
+
+def test_a_300_character_ticket_or_run_id_is_a_one_line_error(home: Path) -> None:
+    long = "a" * 300
+    _one_line_error(cli("launch", long), "File name too long")
+    _one_line_error(cli("kill", long), "no run")
+    _one_line_error(cli("launch", "x/" + long + ".md"))
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--tick", "inf"], "--tick"),
+        (["--tick", "nan"], "--tick"),
+        (["--tick", "-inf"], "--tick"),
+        (["--tick", "0"], "--tick"),
+        (["--tick", "1e400"], "--tick"),
+        (["--idle-exit", "nan"], "--idle-exit"),
+        (["--idle-exit", "inf"], "--idle-exit"),
+    ],
+)
+def test_watch_refuses_non_finite_ticks(home: Path, args: list[str], needle: str) -> None:
+    _one_line_error(cli("watch", "--once", *args), needle)
+
+
+@pytest.mark.parametrize(
+    "repo_text, needle",
+    [
+        ("ext::sh -c x", "ext:: transport"),
+        ("ext::sh -c touch% /tmp/pwned", "ext:: transport"),
+        ("fd::3", "fd:: transport"),
+        ("FD::3,4", "FD:: transport"),
+        ("testgit::/srv/repo", "testgit:: transport"),
+        ("hg://example.com/repo", "hg:// transport is refused"),
+        ("--upload-pack=touch /tmp/pwned", "starts with '-'"),
+        ("-u touch /tmp/pwned", "starts with '-'"),
+    ],
+)
+def test_launch_refuses_transports_git_would_run_a_command_for(
+    tmp_path: Path, home: Path, repo_text: str, needle: str
+) -> None:
+    t = _ticket_for(tmp_path, repo_text)
+    line = _one_line_error(cli("launch", str(t)), needle)
+    assert f"{t}:" in line  # file and line of the ticket
+    assert _run_folders(home) == []  # nothing ran: no run left `launching`, then `lost`
+
+
+@pytest.mark.parametrize("repo_text", ["file://{repo}", "{repo}"])
+def test_launch_still_clones_plain_paths_and_file_urls(tmp_path: Path, repo: Path, home: Path, repo_text: str) -> None:
+    t = _ticket_for(tmp_path, repo_text.format(repo=repo))
+    p = cli("launch", str(t))
+    assert p.returncode == 0, p.stderr
+    run_id = p.stdout.strip().splitlines()[-1]
+    assert (home / "runs" / run_id / "clone" / "src" / "app.py").is_file()
+
+
+def test_the_clone_restricts_git_protocols(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import git
+
+    seen: dict[str, Any] = {}
+    real = git.Repo.clone_from
+
+    def spy(url: str, to_path: Path, **kwargs: Any) -> git.Repo:
+        seen.update(kwargs["env"])
+        return real(url, to_path, **kwargs)
+
+    monkeypatch.setattr(git.Repo, "clone_from", spy)
+    git_wrapper.clone(str(repo), tmp_path / "c", base=None, branch="ticket/x")
+    assert seen["GIT_ALLOW_PROTOCOL"] == "file:git:ssh:https:http"
+    assert (tmp_path / "c" / "src" / "app.py").is_file()
+
+
+def test_the_clone_wrapper_itself_refuses_ext(tmp_path: Path) -> None:
+    from orchestrator.infra.errors import UserError
+
+    marker = tmp_path / "pwned"
+    with pytest.raises(UserError, match="ext::|refused|failed"):
+        git_wrapper.clone(f"ext::sh -c touch% {marker}", tmp_path / "c", base=None, branch="ticket/x")
+    assert not marker.exists()
+
+
+# ---- item 7: YAML alias bombs, NaN minutes -------------------------------------------------------
+
+_BOMB = "".join(
+    f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['lol'] * 9)}]\n"
+    for prev, name in zip(["", "a", "b", "c", "d", "e", "f", "g", "h"], "abcdefghi", strict=True)
+)
+
+
+CASE = "healthy-001-steady-feature"
+
+
+def _case_with(tmp_path: Path, extra: str) -> Path:
+    case = copy_case(CASE, tmp_path)
+    (case / "case.yaml").write_text((case / "case.yaml").read_text() + extra)
+    return case
+
+
+def test_replay_refuses_a_billion_laughs_case_file_quickly(tmp_path: Path) -> None:
+    case = _case_with(tmp_path, "x-bomb:\n" + "".join("  " + ln + "\n" for ln in _BOMB.splitlines()))
+    started = time.monotonic()
+    p = cli("replay", str(case))
+    took = time.monotonic() - started
+    _one_line_error(p, "case.yaml", "aliases expand to more than")
+    assert took < 5, f"took {took:.1f} s"
+
+
+def test_replay_refuses_a_self_referring_alias(tmp_path: Path) -> None:
+    case = _case_with(tmp_path, "x-loop: &loop [*loop]\n")
+    _one_line_error(cli("replay", str(case)), "case.yaml", "refers to its own anchor")
+
+
+def test_a_ticket_alias_bomb_is_refused(tmp_path: Path, repo: Path, home: Path) -> None:
+    t = ticket(tmp_path, repo, "say hi")
+    text = t.read_text().replace("---\n", "---\n" + _BOMB.replace(": &", "x: &", 1), 1)
+    t.write_text(text)
+    _one_line_error(cli("launch", str(t)), str(t), "aliases expand to more than")
+    assert _run_folders(home) == []
+
+
+@pytest.mark.parametrize("value", [".nan", ".NaN", ".inf", "-1"])
+def test_case_notify_after_min_must_be_a_real_number(tmp_path: Path, value: str) -> None:
+    case = copy_case(CASE, tmp_path)
+    text = (case / "case.yaml").read_text()
+    assert "expect:" in text
+    text = text.replace("expect:", f"expect:\n  notify_after_min: {value}", 1)
+    (case / "case.yaml").write_text(text)
+    _one_line_error(cli("replay", str(case)), "notify_after_min")
