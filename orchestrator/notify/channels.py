@@ -5,6 +5,13 @@ The one module that talks to apprise. Targets come from config.yaml
 no tags gets every enabled event; a tagged one gets the events named in its
 tags (`spiral`, `stalled`, `failed`, `succeeded`, `killed`, `lost`, or `ends`
 for every ending).
+
+Every attempt has one deadline (`notify.timeout_seconds`): it is each apprise
+target's read timeout (a slow endpoint that answers 200 within it counts as
+sent) and the hook's timeout. A page carries its idempotency key (run id and
+notice key) as an `Idempotency-Key` header and an `idempotency_key` JSON field
+for apprise's json:// / xml:// / form:// targets, and as `$ORCH_IDEMPOTENCY_KEY`
+for the hook, so a receiver can drop a repeat.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import hashlib
 import math
 import os
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +37,20 @@ EVENTS = ("spiral", "provider", *ENDING_EVENTS)
 ENDINGS = frozenset(ENDING_EVENTS)
 DEFAULT_EVENTS = ("spiral", "provider", "stalled")
 TAGS = (*EVENTS, "ends")
-_KEYS = {"urls", "apprise_config", "events", "command", "retry_initial_seconds", "retry_max_seconds"}
-HOOK_TIMEOUT_S = 30
+_KEYS = {
+    "urls",
+    "apprise_config",
+    "events",
+    "command",
+    "retry_initial_seconds",
+    "retry_max_seconds",
+    "timeout_seconds",
+}
+TIMEOUT_S = 30.0  # one attempt's deadline (apprise's own read timeout is 4 s: a slower 200 would count as failed)
+CONNECT_TIMEOUT_S = 4.0
+KEY_HEADER = "Idempotency-Key"
+KEY_FIELD = "idempotency_key"
+_HTTP_PLUGINS = ("NotifyJSON", "NotifyXML", "NotifyForm")  # apprise's plain HTTP posts: headers are ours to add
 
 
 @dataclass(frozen=True)
@@ -49,6 +70,7 @@ class Notifier:
     command: tuple[str, ...] = ()
     retry_initial_s: float = 30.0
     retry_max_s: float = 900.0
+    timeout_s: float = TIMEOUT_S
 
     @property
     def configured(self) -> bool:
@@ -58,43 +80,74 @@ class Notifier:
         return float(min(self.retry_max_s, self.retry_initial_s * 2 ** max(0, attempts - 1)))
 
     def send(
-        self, event: str, title: str, body: str, done: set[str], env: dict[str, str]
+        self,
+        event: str,
+        title: str,
+        body: str,
+        done: set[str],
+        env: dict[str, str],
+        key: str | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> tuple[set[str], str | None]:
         """Deliver to every channel not yet in `done`; returns (channels now done, error or None).
 
         Each apprise target is its own channel, so a retry after a partial
-        failure goes only to the targets that failed.
+        failure goes only to the targets that failed; `progress(channel)` is
+        called the moment one succeeds (the caller records it before the next).
+        The whole attempt ends within `timeout_s`.
         """
         if not self.configured:
             return set(), ("no notification target configured: set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY")
+        deadline = time.monotonic() + self.timeout_s
         errors: list[str] = []
         ok: set[str] = set()
         wanted = 0
-        for key, service, label in self._services(errors):
+
+        def succeeded(channel: str) -> None:
+            ok.add(channel)
+            if progress is not None:
+                progress(channel)
+
+        for channel, service, label in self._services(errors):
             if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event):
                 continue
             wanted += 1
-            if key in done:
+            if channel in done:
                 continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                errors.append(f"delivery to {label} not tried: the attempt's {self.timeout_s:g} s ran out")
+                continue
+            _prepare(service, left, key)
             import apprise
 
             one = apprise.Apprise()
             one.add(service)
             if one.notify(body=body, title=title):
-                ok.add(key)
+                succeeded(channel)
             else:
                 errors.append(f"delivery to {label} failed")
         if self.command:
             wanted += 1
             if "command" not in done:
-                err = self._hook(event, title, body, env)
+                err = self._hook(event, title, body, env, max(0.1, deadline - time.monotonic()))
                 if err is None:
-                    ok.add("command")
+                    succeeded("command")
                 else:
                     errors.append(err)
         if wanted == 0 and not errors:
             errors.append(f"no notification target takes '{event}' events (check the targets' tags)")
         return ok, "; ".join(errors) if errors else None
+
+    def warm(self) -> None:
+        """Load apprise and the targets' plugins in the calling thread.
+
+        A sender thread may outlive its process's main thread (it is joined at
+        exit), and by then the interpreter refuses what a first import of
+        apprise does (registering exit hooks).
+        """
+        if self.targets or self.apprise_config:
+            self._services([])
 
     def _services(self, errors: list[str]) -> list[tuple[str, Any, str]]:
         """(channel key, apprise service, printable name) for every configured target."""
@@ -119,20 +172,32 @@ class Notifier:
                     out.append((_key(url), service, _label(service)))
         return out
 
-    def _hook(self, event: str, title: str, body: str, env: dict[str, str]) -> str | None:
+    def _hook(self, event: str, title: str, body: str, env: dict[str, str], timeout: float) -> str | None:
         extra = {**env, "ORCH_EVENT": event, "ORCH_TITLE": title, "ORCH_MESSAGE": body}
         try:
-            rc, _, err = run(list(self.command), check=False, env=extra, timeout=HOOK_TIMEOUT_S)
+            rc, _, err = run(list(self.command), check=False, env=extra, timeout=timeout)
         except OSError as exc:
             return f"notify command could not run: {self.command[0]}: {exc.strerror}"
         except subprocess.TimeoutExpired:
-            return f"notify command timed out after {HOOK_TIMEOUT_S} s"
+            return f"notify command timed out after {timeout:.3g} s"
         except CommandError:
             return f"notify command not found: {self.command[0]}"
         if rc != 0:
             tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
             return f"notify command exited {rc}: {tail[0][:200]}"
         return None
+
+
+def _prepare(service: Any, left: float, key: str | None) -> None:
+    """One apprise target for this attempt: its read timeout is what is left of the deadline, plus the key."""
+    service.socket_read_timeout = left
+    service.socket_connect_timeout = min(CONNECT_TIMEOUT_S, left)
+    if key is None or type(service).__name__ not in _HTTP_PLUGINS:
+        return
+    if isinstance(getattr(service, "headers", None), dict):
+        service.headers[KEY_HEADER] = key
+    if isinstance(getattr(service, "payload_extras", None), dict):
+        service.payload_extras[KEY_FIELD] = key
 
 
 def _key(url: str) -> str:
@@ -194,7 +259,11 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
         if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):
             raise fail(("command",), "notify.command must be an argv list (no shell)")
         n.command = tuple(cmd)
-    for key, attr in (("retry_initial_seconds", "retry_initial_s"), ("retry_max_seconds", "retry_max_s")):
+    for key, attr in (
+        ("retry_initial_seconds", "retry_initial_s"),
+        ("retry_max_seconds", "retry_max_s"),
+        ("timeout_seconds", "timeout_s"),
+    ):
         if key in raw:
             v = raw[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:

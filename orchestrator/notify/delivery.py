@@ -2,21 +2,30 @@
 
 Each notice (the spiral page, an ending notice) lives in the run record under
 `notices.<event>`. A sender first *claims* it under the run lock (a lease
-naming its pid and create time), sends with the lock released, then records
-the outcome under the lock again:
+naming its pid and create time, valid for the attempt's deadline plus a
+grace), sends with the lock released, then records the outcome under the lock
+again:
 
-- delivered: the flag is set only after apprise (and the hook) reported
-  success; nobody sends it again, across processes and restarts;
+- delivered: each channel is recorded done the moment it succeeds, the flag
+  once all have; nobody sends it again, across processes and restarts;
 - failed: attempts, the last error and the next attempt time (exponential
   backoff) are recorded, and a later pass retries;
+- in flight: while the lease is alive nobody starts the notice again. `start`
+  sends in a worker thread, so the caller (the watcher's tick) waits at most
+  `WAIT_S` and goes on; the attempt ends by its deadline (`Notifier.timeout_s`)
+  and records itself. A lease still held past deadline + grace is a stuck
+  sender: the attempt is recorded as failed and retried after the backoff;
 - the sender died between sending and recording: its lease names a dead
   process, so the next pass sends again. Delivery is therefore at-least-once
-  in that one window (a duplicate page is possible); it is never silently lost.
+  in that one window (from the receiver's 200 to the channel's record write,
+  a few milliseconds); every copy carries the same idempotency key
+  (`<run id>/<notice key>`), so a receiver that honours it drops the repeat.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +37,8 @@ from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Claim, Notice, RunRecord
 
-LEASE_S = 120.0
+LEASE_GRACE_S = 15.0  # a lease lasts the attempt's deadline plus this
+WAIT_S = 0.5  # how long a caller of `start(..., background=True)` may wait for a quick answer
 PROVIDER_NOTICE_ATTEMPTS = 3  # a retry or two is routine; the third in one episode is worth a notice
 
 
@@ -59,14 +69,21 @@ def _compose(record: RunRecord, key: str) -> tuple[str, str]:
     return pages.ending_notice(record, event)
 
 
+def idempotency_key(run_id: str, key: str) -> str:
+    """The same for every attempt at one notice, in every process: `<run id>/<notice key>`."""
+    return f"{run_id}/{key}"
+
+
 @dataclass
 class _Attempt:
     notice: Notice | None = None
     why: str = "skipped"
     env: dict[str, str] = field(default_factory=dict)
+    key: str = ""
 
 
-def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt: _Attempt) -> bool:
+def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt: _Attempt, n: Notifier) -> bool:
+    """Take the notice for one attempt (attempt.notice set); returns whether the record changed."""
     notice = record.notices.get(event) or Notice()
     if notice.delivered:
         attempt.why = "skipped: already delivered"
@@ -75,31 +92,105 @@ def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt:
         attempt.why = "skipped: waiting to retry"
         return False
     lease = notice.claim
-    if lease is not None and lease.holder.alive() and lease.expires > now:
-        attempt.why = "skipped: another process is sending"
-        return False
+    if lease is not None and lease.holder.alive():
+        if lease.expires > now:
+            attempt.why = "skipped: in flight (another sender holds its lease)"
+            return False
+        # alive past its deadline: a stuck sender. Its attempt failed; the retry waits for the backoff
+        notice.claim = None
+        notice.last_error = f"the attempt did not finish within its {n.timeout_s:g} s deadline"
+        notice.last_attempt_at = state_file.utcnow()
+        notice.next_attempt_at = now + n.backoff(max(1, notice.attempts))
+        record.notices[event] = notice
+        attempt.why = f"failed: {notice.last_error}"
+        return True
     if notice.title is None:
         notice.title, notice.body = _compose(record, event)
-    notice.claim = Claim(me.pid, me.create_time, now + LEASE_S)
+    notice.claim = Claim(me.pid, me.create_time, now + n.timeout_s + LEASE_GRACE_S)
     notice.attempts += 1
     record.notices[event] = notice
     attempt.notice = notice
-    attempt.env = {"ORCH_RUN_ID": record.run_id, "ORCH_TICKET": str(record.ticket_id), "ORCH_STATE": record.state}
+    attempt.key = idempotency_key(record.run_id, event)
+    attempt.env = {
+        "ORCH_RUN_ID": record.run_id,
+        "ORCH_TICKET": str(record.ticket_id),
+        "ORCH_STATE": record.state,
+        "ORCH_IDEMPOTENCY_KEY": attempt.key,
+    }
     return True
 
 
-def deliver(run: RunDir | Path, event: str, notifier: Notifier, now: float | None = None) -> str:
-    """Try to deliver one notice; returns what happened (delivered/failed/skipped:...)."""
+@dataclass
+class Sending:
+    """One attempt at a notice: its outcome once known (delivered/failed/skipped:...)."""
+
+    event: str
+    outcome: list[str] = field(default_factory=list)
+    thread: threading.Thread | None = None
+
+    def wait(self, timeout: float | None = None) -> str:
+        if self.thread is not None:
+            self.thread.join(timeout)
+        return self.outcome[0] if self.outcome else "in flight"
+
+
+def start(
+    run: RunDir | Path, event: str, notifier: Notifier, now: float | None = None, *, background: bool = False
+) -> Sending:
+    """Claim one notice and send it: here, or (`background`) in a worker thread that records its own outcome.
+
+    The thread is not a daemon: a short-lived caller (`status`) exits only once
+    its attempts have ended (by their deadline), so it never leaves a live lease
+    behind that a dead process would hold.
+    """
     now = time.time() if now is None else now
     me = proc.ProcRef.of(os.getpid())
     attempt = _Attempt()
-    state_file.update(run, lambda r: _claim(r, event, me, now, attempt))
+    state_file.update(run, lambda r: _claim(r, event, me, now, attempt, notifier))
+    sending = Sending(event)
+    if attempt.notice is None:
+        sending.outcome.append(attempt.why)
+        return sending
+
+    def job() -> None:
+        sending.outcome.append(_send(run, event, notifier, me, attempt))
+
+    if not background:
+        job()
+        return sending
+    notifier.warm()
+    sending.thread = threading.Thread(target=job, name=f"notice {event}", daemon=False)
+    sending.thread.start()
+    return sending
+
+
+def deliver(run: RunDir | Path, event: str, notifier: Notifier, now: float | None = None) -> str:
+    """Try to deliver one notice, here and now; returns what happened (delivered/failed/skipped:...)."""
+    return start(run, event, notifier, now).wait()
+
+
+def _mark_done(r: RunRecord, event: str, channel: str) -> bool:
+    cur = r.notice(event)
+    if channel in cur.channels_done:
+        return False
+    cur.channels_done = sorted({*cur.channels_done, channel})
+    return True
+
+
+def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, attempt: _Attempt) -> str:
     sent = attempt.notice
-    if sent is None:
-        return attempt.why
+    assert sent is not None
+
+    def progress(channel: str) -> None:  # the duplicate window closes here, channel by channel
+        try:
+            state_file.update(run, lambda r: _mark_done(r, event, channel))
+        except Exception:
+            pass  # recorded with the outcome below
+
+    body = f"{sent.body or ''}\n\nidempotency key: {attempt.key}"
     try:
         ok, error = notifier.send(
-            _event(event), sent.title or "", sent.body or "", set(sent.channels_done), attempt.env
+            _event(event), sent.title or "", body, set(sent.channels_done), attempt.env, attempt.key, progress
         )
     except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
@@ -110,7 +201,7 @@ def deliver(run: RunDir | Path, event: str, notifier: Notifier, now: float | Non
         cur.channels_done = sorted(set(cur.channels_done) | ok)
         mine = cur.claim is not None and cur.claim.holder == me
         if not mine and error is not None:
-            outcome.append(f"failed: {error} (another process holds the claim now)")
+            outcome.append(f"failed: {error} (another sender holds the claim now)")
             return  # our lease ran out and someone else is sending: leave the record to them
         if mine:
             cur.claim = None
@@ -124,7 +215,10 @@ def deliver(run: RunDir | Path, event: str, notifier: Notifier, now: float | Non
             cur.next_attempt_at = time.time() + notifier.backoff(max(1, cur.attempts))
             outcome.append(f"failed: {error}")
 
-    state_file.update(run, record)
+    try:
+        state_file.update(run, record)
+    except Exception as exc:  # the lease runs out and a later pass takes over
+        return f"failed: the outcome could not be recorded: {type(exc).__name__}: {exc}"
     return outcome[0]
 
 

@@ -132,8 +132,14 @@ def refresh(
     if decision is not None:
         view.record = _stop(rd, decision, view)
     if notifier is not None and delivery.due(view.record, notifier):
-        for event in delivery.due(view.record, notifier):
-            view.events.append(f"{event} notice {delivery.deliver(rd, event, notifier)}")
+        # each attempt runs in its own thread with its own deadline: a slow endpoint holds up neither
+        # this tick's other runs nor their liveness; a quick answer is still seen in this view
+        sending = [
+            delivery.start(rd, event, notifier, background=True) for event in delivery.due(view.record, notifier)
+        ]
+        until = time.monotonic() + delivery.WAIT_S
+        for s in sending:
+            view.events.append(f"{s.event} notice {s.wait(max(0.0, until - time.monotonic()))}")
         view.record = state_file.read(rd)
     return view
 
