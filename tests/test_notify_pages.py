@@ -62,3 +62,36 @@ def test_redact_more_secret_shapes(text: str, secret: str) -> None:
 )
 def test_redact_leaves_ordinary_commands(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [  # the shapes of the "Hostile world" issue, item 3
+        ("docker login -u me -p Tr0ub4dorAndThree", "Tr0ub4dorAndThree"),
+        ("docker login -u me -p plainlowercase registry.x", "plainlowercase"),
+        ("python tool.py --api-key plainapikeyvalue", "plainapikeyvalue"),
+        ("aws configure set aws_secret_access_key q8Rz/Wv3Tn+Yb6Lc0Xd2Fh4Jk7Mp9Qs1Gu5Ae8Zc", "q8Rz/Wv3Tn"),
+        ("echo '//registry.npmjs.org/:_authToken=Zk4Lm6Np8Qr0St2Uv4Wx6Yz8' >> .npmrc", "Zk4Lm6Np8Qr0"),
+        ("npm config set //registry.npmjs.org/:_authToken Qw9Er7Ty5Ui3Op1As", "Qw9Er7Ty5Ui3Op1As"),
+    ],
+)
+def test_redact_the_issue_shapes(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+def test_every_notice_is_redacted_before_it_is_cut() -> None:
+    from orchestrator.notify.pages import ending_notice, provider_notice, spiral_page
+    from orchestrator.record.model import ProviderStatus, RunRecord, SpiralState
+
+    url = "x" * 200 + " https://bob:s3cretpassw0rd@example.com/r.git"
+    rec = RunRecord(
+        run_id="r1",
+        ticket_id="t",
+        bucket="small",
+        reason="agent exited 1: " + url,
+        spiral=SpiralState(tripped_in_soft_band=True, page_signals=["polling"], page_evidence=[url], page_recent=[url]),
+        provider=ProviderStatus(episode=1, text="retrying: " + url),
+    )
+    for title, body in (spiral_page(rec), provider_notice(rec), ending_notice(rec, "failed")):
+        assert "s3cret" not in title + body and "r1" in title
+        assert all(len(line) <= 220 for line in body.splitlines())

@@ -23,6 +23,7 @@ from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.agent_records import RunSpend
+from orchestrator.notify.pages import redact
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
@@ -76,8 +77,15 @@ def fresh(detector: Detector, fmt: str, workdir: str, model: str | None = None) 
 
 
 def _brief(call: ToolCall) -> str:
-    what = " ".join((call.command or call.path or "").split())
-    return f"{call.tool} {what[:150]}".rstrip() + (" [error]" if call.is_error else "")
+    """One of the page's "last tool calls": redacted whole, then cut (a cut secret escapes the patterns).
+
+    The first 8192 characters are redacted (a secret that starts in the shown 150 is whole in them,
+    and the cost stays bounded), then 150 are kept.
+    """
+    what = " ".join(redact((call.command or call.path or "")[:8192]).split())
+    if len(what) > 150:
+        what = what[:147] + "..."
+    return f"{call.tool} {what}".rstrip() + (" [error]" if call.is_error else "")
 
 
 def catch_up(cached: Cached, files: CaseFiles) -> int:
