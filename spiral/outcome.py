@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many|Unauthorized|Forbidden|Service)")
-_ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d+)/(\d+)")
+_ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d{1,9})/(\d{1,9})\b")  # bounded: int() of 5000 digits raises
 _DENIAL_TEXTS = (
     "This command requires approval",
     "but you haven't granted it yet",
@@ -157,7 +157,8 @@ class Outcome:
         if not isinstance(message, dict) or message.get("model") == "<synthetic>":
             return  # the CLI's own stand-in when it gave up on the API: not an answer
         self._api_answered(ts)
-        for block in message.get("content") or []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 self._call_ids.add(block["id"])
         self.tool_calls = len(self._call_ids)
@@ -174,7 +175,8 @@ class Outcome:
         self.denied = len(self._denied_ids)
 
     def _claude_result(self, ts: float, data: dict[str, Any]) -> None:
-        for d in data.get("permission_denials") or []:
+        denials = data.get("permission_denials")
+        for d in denials if isinstance(denials, list) else []:
             if isinstance(d, dict) and isinstance(d.get("tool_use_id"), str):
                 self._denied_ids.add(d["tool_use_id"])
         self.denied = len(self._denied_ids)

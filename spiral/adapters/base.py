@@ -1,4 +1,14 @@
-"""Shared plumbing for log adapters: tool-name normalisation, id memory, paths."""
+"""Shared plumbing for log adapters: the payload guard, typed field access, tool names, id memory, paths.
+
+A log line can hold anything (a hostile world: a `type` that is a list, a
+message that is a number, ids that are objects). `Adapter.feed` is the one
+guard: a payload that is not a JSON object, or whose `type` is not a string,
+is skipped and counted before any format code sees it; the formats read
+every nested field through the typed accessors below (`str_at`, `dict_at`,
+`list_at`, `int_at`), which answer None for a value of the wrong type, so no
+unhashable, unprintable or non-iterable value reaches a set, a format string
+or a loop. A line that is not understood is counted in `skipped`, never fatal.
+"""
 
 from __future__ import annotations
 
@@ -42,6 +52,30 @@ def canonical_tool(name: str) -> str:
     return TOOL_NAMES.get(name, name)
 
 
+# ---- typed field access: the value when it has the type, else None ------------------------
+
+
+def str_at(d: dict[str, Any], key: str) -> str | None:
+    v = d.get(key)
+    return v if type(v) is str else None
+
+
+def dict_at(d: dict[str, Any], key: str) -> dict[str, Any] | None:
+    v = d.get(key)
+    return v if type(v) is dict else None
+
+
+def list_at(d: dict[str, Any], key: str) -> list[Any] | None:
+    v = d.get(key)
+    return v if type(v) is list else None
+
+
+def int_at(d: dict[str, Any], key: str) -> int | None:
+    """An integer (a bool is not one)."""
+    v = d.get(key)
+    return v if type(v) is int else None
+
+
 class IdMemory:
     """A bounded id -> ToolCall map: recent calls, so results can be joined."""
 
@@ -65,6 +99,7 @@ class Adapter:
     """Turns native log payloads into ToolCalls, one payload at a time."""
 
     format_name = "base"
+    kind_key: str | None = "type"  # the field the format dispatches on (checked to be a string), if any
 
     def __init__(self, workdir: str | None = None) -> None:
         self.workdir = workdir.rstrip("/") if workdir else None
@@ -72,6 +107,21 @@ class Adapter:
         self.provider_retries = 0  # the CLI's own "retrying the model API" lines (spiral/outcome.py reads them)
 
     def feed(self, ts: float, data: Any) -> list[ToolCall]:
+        """The one guard: a payload that is not an object, or whose kind is not a string, is skipped."""
+        if type(data) is not dict:
+            self.skipped += 1
+            return []
+        key = self.kind_key
+        if key is None:
+            return self.dispatch(ts, None, data)
+        kind = data.get(key)
+        if kind is None or type(kind) is str:
+            return self.dispatch(ts, kind, data)
+        self.skipped += 1
+        return []
+
+    def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
+        """One payload that is an object whose kind is a string (or absent)."""
         raise NotImplementedError
 
     def rel(self, path: Any, cwd: str | None = None) -> str | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spiral.adapters.base import Adapter, IdMemory
+from spiral.adapters.base import Adapter, IdMemory, dict_at, list_at, str_at
 from spiral.model import ToolCall
 
 _NO_TOOLS = frozenset(
@@ -53,7 +53,7 @@ _DENIED_PREFIXES = (
     "The user doesn't want to ",
 )
 _DENIED_BLOCKED = " was blocked. For security, Claude Code may only "
-_EXIT = re.compile(r"Exit code (-?\d+)$", re.M)
+_EXIT = re.compile(r"Exit code (-?\d{1,9})$", re.M)  # bounded: int() of a 5000-digit "code" raises
 
 
 class ClaudeAdapter(Adapter):
@@ -63,18 +63,14 @@ class ClaudeAdapter(Adapter):
         super().__init__(workdir)
         self._calls = IdMemory()
 
-    def feed(self, ts: float, data: Any) -> list[ToolCall]:
-        if not isinstance(data, dict):
-            self.skipped += 1
-            return []
-        kind = data.get("type")
+    def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
         if kind == "assistant":
             return self._assistant(ts, data)
         if kind == "user":
             self._results(data)
             return []
         if kind == "result":
-            self._denials(data.get("permission_denials"))
+            self._denials(list_at(data, "permission_denials"))
             return []
         if kind == "system" and data.get("subtype") == "api_retry":
             self.provider_retries += 1
@@ -83,64 +79,58 @@ class ClaudeAdapter(Adapter):
         return []
 
     def _assistant(self, ts: float, data: dict[str, Any]) -> list[ToolCall]:
-        message = data.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            if message is None:
-                self.skipped += 1
+        message = dict_at(data, "message")
+        if message is None:
+            self.skipped += 1
             return []
-        cwd = data.get("cwd")
+        content = list_at(message, "content")
+        if content is None:
+            return []
+        cwd = str_at(data, "cwd")
         out = []
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
+            if type(block) is not dict or block.get("type") != "tool_use":
                 continue
-            block_id = block.get("id")
-            name = block.get("name")
-            if not isinstance(name, str):
+            block_id = str_at(block, "id")
+            name = str_at(block, "name")
+            if name is None:
                 self.skipped += 1
                 continue
-            if isinstance(block_id, str):
-                if block_id in self._calls:
-                    continue  # the same call repeated on another line of the message
-            inp = block.get("input")
-            if not isinstance(inp, dict):
-                inp = {}
+            if block_id is not None and block_id in self._calls:
+                continue  # the same call repeated on another line of the message
+            inp = dict_at(block, "input") or {}
             path = None
             for key in _PATH_KEYS:
-                if key in inp and isinstance(inp[key], str):
-                    path = inp[key]
+                path = str_at(inp, key)
+                if path is not None:
                     break
-            call = self.call(
-                ts,
-                name,
-                command=inp.get("command"),
-                path=path,
-                call_id=block_id if isinstance(block_id, str) else None,
-                cwd=cwd,
-            )
-            if isinstance(block_id, str):
+            call = self.call(ts, name, command=str_at(inp, "command"), path=path, call_id=block_id, cwd=cwd)
+            if block_id is not None:
                 self._calls.put(block_id, call)
             out.append(call)
         return out
 
     def _results(self, data: dict[str, Any]) -> None:
-        message = data.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
+        message = dict_at(data, "message")
+        if message is None:
+            self.skipped += 1
             return
+        content = list_at(message, "content")
+        if content is None:
+            return  # a prompt (a string), or nothing to join
         for block in content:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                tid = block.get("tool_use_id")
-                call = self._calls.get(tid) if isinstance(tid, str) else None
+            if type(block) is dict and block.get("type") == "tool_result":
+                tid = str_at(block, "tool_use_id")
+                call = self._calls.get(tid) if tid is not None else None
                 if call is not None:
                     _result(call, block)
 
-    def _denials(self, denials: Any) -> None:
-        if not denials or not isinstance(denials, list):
+    def _denials(self, denials: list[Any] | None) -> None:
+        if not denials:
             return
         for d in denials:
-            tid = d.get("tool_use_id") if isinstance(d, dict) else None
-            call = self._calls.get(tid) if isinstance(tid, str) else None
+            tid = str_at(d, "tool_use_id") if type(d) is dict else None
+            call = self._calls.get(tid) if tid is not None else None
             if call is not None:
                 call.denied = call.is_error = call.result_seen = True
 

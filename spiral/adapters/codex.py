@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from spiral.adapters.base import Adapter, IdMemory
+from spiral.adapters.base import Adapter, IdMemory, dict_at, int_at, list_at, str_at
 from spiral.model import ToolCall
 
 _EXEC_KNOWN = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "error"})
@@ -41,6 +41,7 @@ _EXIT = re.compile(r"(?:^Exit code: |\nProcess exited with code |, exit code: )(
 _OUTPUT = "\nOutput:\n"
 _HEADERS = ("Chunk ID: ", "Exit code: ")
 _FAILED = ("error:", "tool call error:")
+_SCALARS = (str, int, float, bool)
 
 
 class CodexAdapter(Adapter):
@@ -51,12 +52,8 @@ class CodexAdapter(Adapter):
         self._calls = IdMemory()
         self._cwd: str | None = None
 
-    def feed(self, ts: float, data: Any) -> list[ToolCall]:
-        if not isinstance(data, dict):
-            self.skipped += 1
-            return []
-        kind = data.get("type")
-        if isinstance(kind, str) and kind.startswith("item."):
+    def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
+        if kind is not None and kind.startswith("item."):
             return self._item(ts, kind, data.get("item"))
         if kind == "response_item":
             return self._payload(ts, data.get("payload"))
@@ -69,9 +66,10 @@ class CodexAdapter(Adapter):
         ):
             return self._payload(ts, data)
         if kind == "session_meta" or kind == "turn_context":
-            payload = data.get("payload")
-            if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
-                self._cwd = payload["cwd"]
+            payload = dict_at(data, "payload")
+            cwd = str_at(payload, "cwd") if payload is not None else None
+            if cwd is not None:
+                self._cwd = cwd
             return []
         if kind in _EXEC_KNOWN or kind in _ROLLOUT_KNOWN or "record_type" in data:
             if kind == "error":
@@ -85,36 +83,39 @@ class CodexAdapter(Adapter):
     # ---- codex exec --json -------------------------------------------------
 
     def _item(self, ts: float, kind: str, item: Any) -> list[ToolCall]:
-        if not isinstance(item, dict):
+        if type(item) is not dict:
             self.skipped += 1
             return []
-        itype, iid = item.get("type"), item.get("id")
+        itype, iid = str_at(item, "type"), item.get("id")
+        if iid is not None and type(iid) is not str and type(iid) is not int:
+            self.skipped += 1  # an id that is a list, an object...: nothing to join it by
+            return []
         key = f"item:{iid}"
         # item.completed: "reached a terminal state"; a status says so too (a file_change may come only completed)
-        status = item.get("status")
+        status = str_at(item, "status")
         final = kind == "item.completed" or status in _FINAL
         if itype == "command_execution":
             call = self._calls.get(key)
             if call is None and key not in self._calls:
-                call = self.call(ts, "command_execution", command=item.get("command"), call_id=str(iid))
+                call = self.call(ts, "command_execution", command=str_at(item, "command"), call_id=str(iid))
                 self._calls.put(key, call)
                 out = [call]
             else:
                 out = []
             if call is not None and final:
-                _command_done(call, item.get("exit_code"), status, item.get("aggregated_output"))
+                _command_done(call, int_at(item, "exit_code"), status, str_at(item, "aggregated_output"))
             return out
         if itype == "file_change":
             if key in self._calls:
                 if final:
                     self._item_done(key, item)
                 return []
-            changes = item.get("changes")
             out = []
-            for ch in changes if isinstance(changes, list) else []:
-                if isinstance(ch, dict) and isinstance(ch.get("path"), str):
+            for ch in list_at(item, "changes") or ():
+                path = str_at(ch, "path") if type(ch) is dict else None
+                if path is not None:
                     tool = "Write" if ch.get("kind") == "add" else "Edit"
-                    out.append(self.call(ts, tool, path=ch["path"], call_id=str(iid)))
+                    out.append(self.call(ts, tool, path=path, call_id=str(iid)))
             self._remember(key, out)
             if final or status is None:  # older versions: reported once the patch is applied, no status
                 self._item_done(key, item)
@@ -124,7 +125,7 @@ class CodexAdapter(Adapter):
                 if final:
                     self._item_done(key, item)
                 return []
-            name = "WebSearch" if itype == "web_search" else f"mcp:{item.get('server')}.{item.get('tool')}"
+            name = "WebSearch" if itype == "web_search" else f"mcp:{str_at(item, 'server')}.{str_at(item, 'tool')}"
             out = [self.call(ts, name, call_id=str(iid))]
             self._remember(key, out)
             if final:
@@ -152,29 +153,29 @@ class CodexAdapter(Adapter):
 
     def _item_done(self, key: str, item: dict[str, Any]) -> None:
         """A file_change / MCP / web search item's result, once it is final."""
-        status = item.get("status")
+        status = str_at(item, "status")
         failed = status == "failed" or status == "declined"
-        error, result = item.get("error"), item.get("result")
-        text = error.get("message") if isinstance(error, dict) else None
-        if text is None and isinstance(result, dict):  # an MCP result: {"content": [{"type": "text", ...}]}
+        error, result = dict_at(item, "error"), dict_at(item, "result")
+        text = str_at(error, "message") if error is not None else None
+        if text is None and result is not None:  # an MCP result: {"content": [{"type": "text", ...}]}
             text = _texts(result.get("content"))
         for call in self._joined(key):
             call.result_seen = True
             if failed:
                 call.is_error = True
                 call.denied = status == "declined"
-            if isinstance(text, str):
+            if text is not None:
                 call.output = text
 
     # ---- rollout files -----------------------------------------------------
 
     def _payload(self, ts: float, p: Any) -> list[ToolCall]:
-        if not isinstance(p, dict):
+        if type(p) is not dict:
             self.skipped += 1
             return []
-        ptype = p.get("type")
+        ptype = str_at(p, "type")
         if ptype in ("function_call", "custom_tool_call", "local_shell_call"):
-            return self._function_call(ts, p)
+            return self._function_call(ts, ptype, p)
         if ptype in ("function_call_output", "custom_tool_call_output"):
             self._function_output(p)
             return []
@@ -182,9 +183,12 @@ class CodexAdapter(Adapter):
             self.skipped += 1
         return []
 
-    def _function_call(self, ts: float, p: dict[str, Any]) -> list[ToolCall]:
-        name = p.get("name") or p.get("type")
-        call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+    def _function_call(self, ts: float, ptype: str, p: dict[str, Any]) -> list[ToolCall]:
+        if p.get("name") is not None and str_at(p, "name") is None:
+            self.skipped += 1  # a name that is a list, a number...
+            return []
+        name = str_at(p, "name") or ptype
+        call_id = str_at(p, "call_id")
         raw = p.get("arguments") if "arguments" in p else p.get("input", p.get("action"))
         args: Any = raw
         if isinstance(raw, str):
@@ -195,8 +199,9 @@ class CodexAdapter(Adapter):
         if name in ("shell", "local_shell_call", "container.exec", "exec_command"):
             argd = args if isinstance(args, dict) else {}
             cmd = argd.get("command", argd.get("cmd"))
-            if isinstance(cmd, list):
-                cmd = shlex.join(str(c) for c in cmd)
+            if type(cmd) is list:  # an argv; words that are not scalars make it unreadable
+                words = [c if type(c) is str else str(c) for c in cmd if type(c) in _SCALARS]
+                cmd = shlex.join(words) if len(words) == len(cmd) else None
             cwd = argd.get("workdir") or self._cwd
             calls = [self.call(ts, "shell", command=cmd, call_id=call_id, cwd=cwd)]
         elif name == "apply_patch":
@@ -206,14 +211,14 @@ class CodexAdapter(Adapter):
                 for verb, path in _PATCH_FILE.findall(text if isinstance(text, str) else "")
             ]
         else:
-            calls = [self.call(ts, str(name), call_id=call_id)]
+            calls = [self.call(ts, name, call_id=call_id)]
         if call_id and calls:
             self._remember(call_id, calls)
         return calls
 
     def _function_output(self, p: dict[str, Any]) -> None:
-        call_id = p.get("call_id")
-        calls = self._joined(call_id) if isinstance(call_id, str) else []
+        call_id = str_at(p, "call_id")
+        calls = self._joined(call_id) if call_id is not None else []
         if not calls:
             return
         code, text, denied, failed = _output_facts(p.get("output"))
@@ -249,12 +254,9 @@ def _output_facts(out: Any) -> tuple[int | None, str | None, bool, bool]:
         except orjson.JSONDecodeError:
             pass
     if isinstance(out, dict):  # {"output": "...", "metadata": {"exit_code": N, ...}}
-        meta = out.get("metadata")
-        code = meta.get("exit_code") if isinstance(meta, dict) else None
-        text = out.get("output")
-        if not isinstance(code, int):
-            code = None
-        return code, text if isinstance(text, str) else None, False, code is not None and code != 0
+        meta = dict_at(out, "metadata")
+        code = int_at(meta, "exit_code") if meta is not None else None
+        return code, str_at(out, "output"), False, code is not None and code != 0
     if isinstance(out, list):  # content items: [{"type": "text", "text": "..."}]
         return None, _texts(out), False, False
     if not isinstance(out, str):

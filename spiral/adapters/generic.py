@@ -11,25 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from spiral.adapters.base import Adapter
+from spiral.adapters.base import Adapter, int_at, str_at
 from spiral.model import ToolCall
 
 
 class GenericAdapter(Adapter):
     format_name = "generic"
+    kind_key = None  # a line is a call when its `tool` is a string; `type` means nothing here
 
-    def feed(self, ts: float, data: Any) -> list[ToolCall]:
-        if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
+    def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
+        tool = str_at(data, "tool")
+        if tool is None:
             self.skipped += 1
             return []
-        call = self.call(ts, data["tool"], command=data.get("command"), path=data.get("path"), cwd=data.get("cwd"))
+        call = self.call(ts, tool, command=str_at(data, "command"), path=str_at(data, "path"), cwd=str_at(data, "cwd"))
         call.result_seen = True
         call.denied = data.get("denied") is True
-        code = data.get("exit_code")
-        if type(code) is int:
-            call.exit_code = code
-        out = data.get("output")
-        if isinstance(out, str):
+        call.exit_code = int_at(data, "exit_code")
+        out = str_at(data, "output")
+        if out is not None:
             call.output = out
         call.is_error = data.get("is_error") is True or call.denied or bool(call.exit_code)
         return [call]
