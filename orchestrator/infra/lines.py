@@ -27,8 +27,9 @@ def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
                 pending = data
                 continue
             pos = offset
-            for line in data[: cut + 1].splitlines(keepends=True):
-                pos += len(line)
-                yield line, pos
+            # split on \n only, as replay does: a \r inside a line does not end it
+            for line in data[: cut + 1].split(b"\n")[:-1]:
+                pos += len(line) + 1
+                yield line + b"\n", pos
             offset = pos
             pending = data[cut + 1 :]
