@@ -23,6 +23,7 @@ from orchestrator.infra.paths import runs_dir
 from orchestrator.ledger import prices
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier
+from orchestrator.notify.pages import redact
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
@@ -120,6 +121,9 @@ def refresh(
             cached = _evaluate(rd, record, settings, real_now, view)
             view.spend = _spend(rd, record, cached, cfg)
             decision = _liveness(record, view, settings, cfg, real_now)
+            if decision is not None and decision.end_as == "lost" and "tripped" in view.events:
+                # found dead in the pass that would trip it: the page would be for a run nobody runs
+                _untrip(record, view)
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
             cached = _catch_up(rd, record, settings)
@@ -230,14 +234,14 @@ def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float
         region=verdict.region,
         signals=list(verdict.signals),
         suspicion=verdict.suspicion,
-        evidence=list(verdict.evidence),
+        evidence=[redact(e) for e in verdict.evidence],  # a path in the evidence may hold a token
         signals_seen=sorted(set(old.signals_seen) | set(verdict.signals)),
         skipped_lines=cached.skipped_lines + cached.adapter.skipped,
         tool_calls=cached.detector.calls,
     )
     if verdict.should_page and not old.tripped_in_soft_band:
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
-        new.page_signals, new.page_evidence = list(verdict.signals), list(verdict.evidence)
+        new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
         new.page_recent = list(cached.recent)
         view.events.append("tripped")
     # counts move with every call; the record is rewritten only when the verdict changes
@@ -264,6 +268,12 @@ def _provider(record: RunRecord, outcome: Outcome, view: RunView) -> None:
     if current != record.provider:
         record.provider = current
         view.events.append("provider" if current is not None else "provider recovered")
+
+
+def _untrip(record: RunRecord, view: RunView) -> None:
+    s = record.spiral
+    s.tripped_in_soft_band, s.tripped_at_min, s.page_signals, s.page_evidence, s.page_recent = False, None, [], [], []
+    view.events.remove("tripped")
 
 
 def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
