@@ -129,6 +129,17 @@ def wait(pred: Callable[[], bool], timeout: float = 30, what: str = "condition")
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def one_line_error(p: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """`p` failed as bad input should: exit 2, one line on stderr (naming each needle), no traceback."""
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1, p.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
 def status_json() -> dict[str, Any]:
     p = cli("status", "--json")
     assert p.returncode == 0, p.stderr

@@ -15,7 +15,18 @@ from pathlib import Path
 import pytest
 
 from orchestrator.infra import proc
-from tests.helpers import FAST, Receiver, cli, orchestrator_home, start_watcher, state, ticket, wait, write_config
+from tests.helpers import (
+    FAST,
+    Receiver,
+    cli,
+    one_line_error,
+    orchestrator_home,
+    start_watcher,
+    state,
+    ticket,
+    wait,
+    write_config,
+)
 
 SIZE = "3m"
 # an agent whose every output line is bigger than a tmpfs page, so each one needs new space
@@ -102,16 +113,6 @@ def _fill(home: Path, leave: int = 0) -> Path:
     return filler
 
 
-def _one_line_error(p: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    assert "Traceback" not in p.stderr, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1, p.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
-
-
 def _every_run_folder_has_a_state(home: Path) -> list[str]:
     runs = home / "runs"
     folders = sorted(runs.iterdir()) if runs.is_dir() else []
@@ -124,7 +125,7 @@ def test_launch_on_a_full_disk_leaves_no_run_folder(tmp_path: Path, repo: Path, 
     (small_home / "runs").mkdir()
     _fill(small_home)
     p = cli("launch", str(ticket(tmp_path, repo, "say hi")))
-    _one_line_error(p, "No space left on device")
+    one_line_error(p, "No space left on device")
     assert _every_run_folder_has_a_state(small_home) == []
     for args in (["watch", "--once"], ["status"]):
         p = cli(*args)
@@ -186,9 +187,9 @@ def test_a_read_only_state_folder_gives_one_line_errors(
     assert p.returncode == 0, p.stderr
     run_id = p.stdout.strip().splitlines()[-1]
     ro = {"ORCHESTRATOR_HOME": str(read_only_view)}
-    _one_line_error(cli("launch", str(ticket(tmp_path, repo, "say hi", name="t2")), env=ro), "Read-only file system")
-    _one_line_error(cli("watch", "--once", env=ro), "Read-only file system")
-    _one_line_error(cli("kill", run_id, env=ro), "Read-only file system")
+    one_line_error(cli("launch", str(ticket(tmp_path, repo, "say hi", name="t2")), env=ro), "Read-only file system")
+    one_line_error(cli("watch", "--once", env=ro), "Read-only file system")
+    one_line_error(cli("kill", run_id, env=ro), "Read-only file system")
     status = cli("status", env=ro)
     assert "Traceback" not in status.stderr, status.stderr
     assert _every_run_folder_has_a_state(small_home) == [run_id]

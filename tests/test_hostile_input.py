@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -11,17 +10,7 @@ from typing import Any
 import pytest
 
 from orchestrator.infra import git as git_wrapper
-from tests.helpers import cli, copy_case, ticket, write_config
-
-
-def _one_line_error(p: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
-    assert "Traceback" not in p.stderr, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1, p.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
+from tests.helpers import cli, copy_case, one_line_error, ticket, write_config
 
 
 def _run_folders(home: Path) -> list[Path]:
@@ -40,9 +29,9 @@ def _ticket_for(tmp_path: Path, repo_text: str) -> Path:
 
 def test_launch_refuses_a_notify_block_status_refuses(tmp_path: Path, repo: Path, home: Path) -> None:
     write_config(home, notify={"urls": ["json://localhost:1/x"], "colour": "red"})
-    status = _one_line_error(cli("status"), "notify")
-    watch = _one_line_error(cli("watch", "--once"), "notify")
-    launched = _one_line_error(cli("launch", str(ticket(tmp_path, repo, "say hi"))), "notify")
+    status = one_line_error(cli("status"), "notify")
+    watch = one_line_error(cli("watch", "--once"), "notify")
+    launched = one_line_error(cli("launch", str(ticket(tmp_path, repo, "say hi"))), "notify")
     assert launched == status == watch
     assert _run_folders(home) == []  # refused before any run folder was made
 
@@ -50,11 +39,11 @@ def test_launch_refuses_a_notify_block_status_refuses(tmp_path: Path, repo: Path
 # ---- item 6: names too long, non-finite ticks, dangerous clone transports ---------------------
 
 
-def test_a_300_character_ticket_or_run_id_is_a_one_line_error(home: Path) -> None:
+def test_a_300_character_ticket_or_run_id_is_aone_line_error(home: Path) -> None:
     long = "a" * 300
-    _one_line_error(cli("launch", long), "File name too long")
-    _one_line_error(cli("kill", long), "no run")
-    _one_line_error(cli("launch", "x/" + long + ".md"))
+    one_line_error(cli("launch", long), "File name too long")
+    one_line_error(cli("kill", long), "no run")
+    one_line_error(cli("launch", "x/" + long + ".md"))
 
 
 @pytest.mark.parametrize(
@@ -70,7 +59,7 @@ def test_a_300_character_ticket_or_run_id_is_a_one_line_error(home: Path) -> Non
     ],
 )
 def test_watch_refuses_non_finite_ticks(home: Path, args: list[str], needle: str) -> None:
-    _one_line_error(cli("watch", "--once", *args), needle)
+    one_line_error(cli("watch", "--once", *args), needle)
 
 
 @pytest.mark.parametrize(
@@ -90,7 +79,7 @@ def test_launch_refuses_transports_git_would_run_a_command_for(
     tmp_path: Path, home: Path, repo_text: str, needle: str
 ) -> None:
     t = _ticket_for(tmp_path, repo_text)
-    line = _one_line_error(cli("launch", str(t)), needle)
+    line = one_line_error(cli("launch", str(t)), needle)
     assert f"{t}:" in line  # file and line of the ticket
     assert _run_folders(home) == []  # nothing ran: no run left `launching`, then `lost`
 
@@ -151,20 +140,20 @@ def test_replay_refuses_a_billion_laughs_case_file_quickly(tmp_path: Path) -> No
     started = time.monotonic()
     p = cli("replay", str(case))
     took = time.monotonic() - started
-    _one_line_error(p, "case.yaml", "aliases expand to more than")
+    one_line_error(p, "case.yaml", "aliases expand to more than")
     assert took < 5, f"took {took:.1f} s"
 
 
 def test_replay_refuses_a_self_referring_alias(tmp_path: Path) -> None:
     case = _case_with(tmp_path, "x-loop: &loop [*loop]\n")
-    _one_line_error(cli("replay", str(case)), "case.yaml", "refers to its own anchor")
+    one_line_error(cli("replay", str(case)), "case.yaml", "refers to its own anchor")
 
 
 def test_a_ticket_alias_bomb_is_refused(tmp_path: Path, repo: Path, home: Path) -> None:
     t = ticket(tmp_path, repo, "say hi")
     text = t.read_text().replace("---\n", "---\n" + _BOMB.replace(": &", "x: &", 1), 1)
     t.write_text(text)
-    _one_line_error(cli("launch", str(t)), str(t), "aliases expand to more than")
+    one_line_error(cli("launch", str(t)), str(t), "aliases expand to more than")
     assert _run_folders(home) == []
 
 
@@ -175,4 +164,4 @@ def test_case_notify_after_min_must_be_a_real_number(tmp_path: Path, value: str)
     assert "expect:" in text
     text = text.replace("expect:", f"expect:\n  notify_after_min: {value}", 1)
     (case / "case.yaml").write_text(text)
-    _one_line_error(cli("replay", str(case)), "notify_after_min")
+    one_line_error(cli("replay", str(case)), "notify_after_min")
