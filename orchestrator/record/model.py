@@ -177,19 +177,29 @@ class RunRecord(msgspec.Struct, kw_only=True):
 
 
 def _from_v1(raw: dict[str, Any]) -> dict[str, Any]:
-    """Version 1 (an untyped dict): same keys, any of them possibly absent or null."""
-    for key in ("spiral", "notices", "overrides", "env"):
-        if raw.get(key) is None:
-            raw.pop(key, None)
-    for key in ("argv", "outputs", "hints", "version_command"):
-        if raw.get(key) is None:
-            raw.pop(key, None)
-    for key in ("time_scale", "snapshot_every_s"):
-        if raw.get(key) is None:
-            raw.pop(key, None)
-    if raw.get("prompt_mode") is None:
-        raw.pop("prompt_mode", None)
+    """Version 1 (an untyped dict): same keys, any of them possibly absent or null.
+
+    A null where version 2 has a non-optional field means "unknown": drop it, so the default applies.
+    """
+    for key in _V1_NULLABLE:
+        if key in raw and raw[key] is None:
+            del raw[key]
     return raw
+
+
+_V1_NULLABLE = (
+    "spiral",
+    "notices",
+    "overrides",
+    "env",
+    "argv",
+    "outputs",
+    "hints",
+    "version_command",
+    "time_scale",
+    "snapshot_every_s",
+    "prompt_mode",
+)
 
 
 # version -> the step that turns a record of that version into the next one

@@ -135,12 +135,11 @@ def refresh(
             state_file.write(rd, record)
     if decision is not None:
         view.record = _stop(rd, decision, view)
-    if notifier is not None and delivery.due(view.record, notifier):
+    due = delivery.due(view.record, notifier) if notifier is not None else []
+    if notifier is not None and due:
         # each attempt runs in its own thread with its own deadline: a slow endpoint holds up neither
         # this tick's other runs nor their liveness; a quick answer is still seen in this view
-        sending = [
-            delivery.start(rd, event, notifier, background=True) for event in delivery.due(view.record, notifier)
-        ]
+        sending = [delivery.start(rd, event, notifier, background=True) for event in due]
         until = time.monotonic() + delivery.WAIT_S
         for s in sending:
             view.events.append(f"{s.event} notice {s.wait(max(0.0, until - time.monotonic()))}")
