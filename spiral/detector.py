@@ -5,17 +5,17 @@ reads a clock or a file, and a tick costs the same however long the run is.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
-from typing import Any
 
 from spiral import model
+from spiral.call_windows import CallWindows, Meaning, Run
 from spiral.model import Snapshot, ToolCall
 from spiral.observe import SHELL_LIKE, observe
-from spiral.paths import is_debris
+from spiral.paths import is_debris, scope_pattern
 from spiral.settings import Settings
-from spiral.signals import debris, mutation_stall, polling, repetition, sustained_bash
+from spiral.signals import debris, drift, mutation_stall, polling, repetition, reruns, same_error, sustained_bash
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
-from spiral.window import SlidingCounter
 
 _MEANING_CACHE = 20_000
 
@@ -30,6 +30,7 @@ class Detector:
         tracked: Iterable[str] = (),
         outputs: Iterable[str] = (),
         workdir: str | None = None,
+        scope: Iterable[str] = (),
     ) -> None:
         self.settings = settings
         self.bucket = settings.bucket(bucket)
@@ -37,11 +38,8 @@ class Detector:
         self.workdir = workdir
         self.tracked = frozenset(tracked)
         self.outputs = frozenset(o.strip("/") for o in outputs)
-        s = settings
-        self._rep_scripts = SlidingCounter(s.rep_window)
-        self._rep_files = SlidingCounter(s.rep_window)
-        self._sb_targets = SlidingCounter(s.sb_window)
-        self._polls = SlidingCounter(s.poll_window)
+        self.rules = settings.rules
+        self.windows = CallWindows(settings)
         self.calls = 0
         self.snapshots = 0
         # workspace memory
@@ -57,10 +55,16 @@ class Detector:
         self._debris_in_clone: tuple[str, ...] = ()
         self._debris_written: dict[str, None] = {}
         self._debris_memo: dict[str, bool] = {}
-        self._meaning: dict[tuple[str, str | None, str | None, str | None], tuple[Any, ...]] = {}
-        # window findings only change when a call arrives: cache them per call count
+        self._meaning: dict[tuple[str, str | None, str | None, str | None], Meaning] = {}
+        # window findings only change when a call is taken into the windows: cached per count
         self._cache_at = -1
-        self._cached: tuple[Finding | None, Finding | None, Finding | None] = (None, None, None)
+        self._cached: tuple[Finding | None, ...] = ()
+        # drift from the ticket's scope (rules.drift)
+        self.scope = tuple(scope)
+        self._scope = scope_pattern(self.scope) if self.rules.drift else None
+        self._in_scope_at = started_at
+        self._outside_streak = 0
+        self._outside: deque[str] = deque(maxlen=4)
 
     # ---- input -----------------------------------------------------------
 
@@ -69,12 +73,14 @@ class Detector:
             self.add_call(call)
 
     def add_call(self, call: ToolCall) -> None:
+        if call.agent is not None and not self.rules.subagents:
+            return  # the ablation of the subagents rule: a detector that reads the main thread only
         # loops repeat the same calls: what a call means is worked out once per distinct call
         ident = (call.tool, call.command, call.path, call.cwd)
-        keys = self._meaning.get(ident)
-        if keys is None:
+        meaning = self._meaning.get(ident)
+        if meaning is None:
             obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
-            keys = (
+            meaning = Meaning(
                 repetition.script_key(obs, self.tracked),
                 repetition.file_key(obs),
                 sustained_bash.key(obs),
@@ -84,14 +90,10 @@ class Detector:
             )
             if len(self._meaning) >= _MEANING_CACHE:
                 self._meaning.clear()
-            self._meaning[ident] = keys
-        script_key, file_key, target_key, shell_like, poll, file = keys
-        self._rep_scripts.push(script_key)
-        self._rep_files.push(file_key)
-        self._sb_targets.push(target_key)
-        if shell_like:
-            self._polls.push(poll)
+            self._meaning[ident] = meaning
+        self.windows.add(call, meaning)
         self.calls += 1
+        file = meaning.path
         if call.tool in model.WRITING_TOOLS and file and not file.startswith("/"):
             self._changed(file, call.ts)
             if not self._is_debris(file):
@@ -131,12 +133,20 @@ class Detector:
         return known
 
     def _changed(self, path: str, ts: float) -> None:
-        if self.outputs:
-            progress = path in self.outputs
-        else:
-            progress = not self._is_debris(path)
+        real = not self._is_debris(path)
+        self.windows.note_change(path, real)
+        progress = path in self.outputs if self.outputs else real
         if progress and ts > self.progress_at:
             self.progress_at = ts
+        if self._scope is not None:
+            if path in self.outputs or self._scope.match(path):
+                self._in_scope_at = max(self._in_scope_at, ts)
+                self._outside_streak = 0
+            elif not self._outside or self._outside[-1] != path:  # a snapshot re-reporting the last edit is not another
+                self._outside_streak += 1
+                if path in self._outside:
+                    self._outside.remove(path)
+                self._outside.append(path)
 
     @property
     def debris_files(self) -> tuple[str, ...]:
@@ -156,11 +166,12 @@ class Detector:
             region = SOFT
         else:
             region = STUCK
-        if self._cache_at != self.calls:
+        self.windows.resolve(now)
+        if self._cache_at != self.windows.pushed:
             self._cached = self._window_findings()
-            self._cache_at = self.calls
-        rep, sb, poll = self._cached
-        deb = stall = None
+            self._cache_at = self.windows.pushed
+        rep, sb, poll, err = self._cached
+        deb = stall = drifted = None
         # the time-based signals are tested cheaply first: on most ticks neither can fire
         debris_files = self.debris_files
         quiet_min = (now - self.progress_at) / 60.0
@@ -186,7 +197,16 @@ class Detector:
                 touched=len(touched),
                 weight=s.weights["mutation_stall"],
             )
-        findings = tuple(f for f in (deb, rep, stall, sb, poll) if f is not None)
+        if self._scope is not None and self._outside_streak >= self.rules.drift_recent_edits:
+            drifted = drift.check(
+                tuple(self._outside),
+                streak=self._outside_streak,
+                recent_edits=self.rules.drift_recent_edits,
+                quiet_for_min=(now - self._in_scope_at) / 60.0,
+                quiet_min=self.rules.drift_quiet_min,
+                weight=self.rules.drift_weight,
+            )
+        findings = tuple(f for f in (deb, rep, stall, sb, poll, err, drifted) if f is not None)
         return Verdict(
             elapsed_min=elapsed_min,
             expected_min=b.expected_min,
@@ -213,18 +233,38 @@ class Detector:
         ]
         if len(self.debris_files) >= s.debris_min:
             candidates.append(self.progress_at + s.progress_quiet_min * 60)
+        if self._scope is not None and self._outside_streak >= self.rules.drift_recent_edits:
+            candidates.append(self._in_scope_at + self.rules.drift_quiet_min * 60)
+        waiting = self.windows.oldest_waiting()
+        if waiting is not None:  # a call still waiting for its result is taken when its wait runs out
+            candidates.append(waiting + self.rules.result_wait_s)
         later = [c for c in candidates if c > now]
         return min(later) if later else float("inf")
 
-    def _window_findings(self) -> tuple[Finding | None, Finding | None, Finding | None]:
-        s = self.settings
+    def _window_findings(self) -> tuple[Finding | None, ...]:
+        s, w, r = self.settings, self.windows, self.rules
         rep = repetition.check(
-            self._rep_scripts,
-            self._rep_files,
+            w.rep_scripts,
+            w.rep_files,
             same_script=s.rep_same_script,
             same_file=s.rep_same_file,
             weight=s.weights["repetition"],
         )
-        sb = sustained_bash.check(self._sb_targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
-        poll = polling.check(self._polls, polls=s.poll_count, weight=s.weights["polling"])
-        return rep, sb, poll
+        sb = sustained_bash.check(w.sb_targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
+        if r.outcomes:
+            if rep is not None:
+                by_script = w.rep_scripts.max_count >= s.rep_same_script
+                rep = _explained(rep, w.rep_runs, (w.rep_scripts if by_script else w.rep_files).top()[0], w)
+            if sb is not None:
+                sb = _explained(sb, w.sb_runs, w.sb_targets.top()[0], w)
+        poll = polling.check(w.polls, polls=s.poll_count, weight=s.weights["polling"])
+        err = None
+        if r.same_error:
+            err = same_error.check(w.errors, w.error_commands, repeats=r.same_error_repeats, weight=r.same_error_weight)
+        return rep, sb, poll, err
+
+
+def _explained(finding: Finding, runs: Iterable[Run], target: str | None, w: CallWindows) -> Finding:
+    """The finding with the outcomes behind its count appended to its evidence."""
+    why = reruns.explain(runs, target, w.changes) if target is not None else ""
+    return Finding(finding.signal, finding.weight, finding.evidence + why) if why else finding

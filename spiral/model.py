@@ -67,6 +67,7 @@ class ToolCall:
     result_seen: bool = False
     denied: bool = False  # refused by the agent's permission layer or sandbox: nothing ran
     exit_code: int | None = None  # where the format reports one
+    agent: str | None = None  # the subagent that made the call (its id), None for the run's own agent
     output_ends: str | None = field(default=None, repr=False)  # see `output`
 
     @property

@@ -33,3 +33,48 @@ def relativize(path: str, workdir: str | None, cwd: str | None = None) -> str:
         if path.startswith(root):
             return posixpath.normpath(path[len(root) :])
     return path
+
+
+def scope_pattern(globs: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regex for a ticket's `scope:` globs, relative to the clone.
+
+    `*` and `?` stay inside one directory, `**` spans any number of them
+    (`src/**` is everything under src/, `**/test_*.py` a test file anywhere),
+    `[...]` is a character class; a glob that names a directory (`docs/`)
+    covers what is under it.
+    """
+    parts = [_glob_regex(g.strip().strip("/") + ("/**" if g.rstrip().endswith("/") else "")) for g in globs]
+    parts = [p for p in parts if p]
+    return re.compile("(?:" + "|".join(parts) + r")\Z") if parts else None
+
+
+def in_scope(path: str, globs: tuple[str, ...]) -> bool:
+    pattern = scope_pattern(globs)
+    return bool(pattern and pattern.match(path.strip("/")))
+
+
+def _glob_regex(glob: str) -> str:
+    out, i, n = [], 0, len(glob)
+    while i < n:
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and "]" in glob[i + 2 :]:
+            end = glob.index("]", i + 2)
+            body = glob[i + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)

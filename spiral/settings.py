@@ -12,8 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from spiral import rules as rules_mod
+from spiral.rules import RULE_SIGNALS, SEED_ONLY, Rules
+
 BUCKET_NAMES = ("small", "medium", "big")
-SIGNAL_NAMES = ("debris", "repetition", "mutation_stall", "sustained_bash", "polling")
+SEED_SIGNALS = ("debris", "repetition", "mutation_stall", "sustained_bash", "polling")  # the contract's five
+SIGNAL_NAMES = SEED_SIGNALS + RULE_SIGNALS  # every signal a verdict can name, in report order
 
 
 class SettingsError(ValueError):
@@ -51,6 +55,7 @@ class Settings:
     poll_window: int
     poll_count: int
     poll_max_sleep_s: float
+    rules: Rules = SEED_ONLY
 
     @classmethod
     def from_mapping(cls, raw: Any, overrides: Any = None) -> Settings:
@@ -76,6 +81,8 @@ def merge(base: Any, over: Any) -> Any:
 _NUM = "number"
 _INT = "integer"
 _RE = "regex"
+_BOOL = "bool"
+_REGEXES = "regexes"
 
 _TOP = {
     "version": _INT,
@@ -84,7 +91,9 @@ _TOP = {
     "threshold": _NUM,
     "buckets": dict,
     "signals": dict,
+    "rules": dict,  # optional: without it, the five signals alone (spiral/rules.py)
 }
+_OPTIONAL_TOP = frozenset({"rules"})
 _BUCKET = {"expected_min": _NUM, "soft_start_min": _NUM, "stuck_min": _NUM}
 _SIGNALS: dict[str, dict[str, Any]] = {
     "debris": {
@@ -101,7 +110,9 @@ _SIGNALS: dict[str, dict[str, Any]] = {
 }
 
 
-def _check_keys(obj: Any, allowed: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+def _check_keys(
+    obj: Any, allowed: dict[str, Any], path: tuple[str | int, ...], optional: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise SettingsError(path, f"{_dotted(path) or 'document'} must be a mapping")
     for key in obj:
@@ -109,12 +120,12 @@ def _check_keys(obj: Any, allowed: dict[str, Any], path: tuple[str | int, ...]) 
             known = ", ".join(allowed)
             raise SettingsError(path + (key,), f"unknown key {_dotted(path + (key,))!r} (known: {known})")
     for key in allowed:
-        if key not in obj:
+        if key not in obj and key not in optional:
             raise SettingsError(path, f"missing key {_dotted(path + (key,))!r}")
     return obj
 
 
-def _value(obj: dict[str, Any], key: str, kind: Any, path: tuple[str | int, ...]) -> Any:
+def _value(obj: dict[Any, Any], key: str | int, kind: Any, path: tuple[str | int, ...]) -> Any:
     value = obj[key]
     where = _dotted(path + (key,))
     if kind == _INT:
@@ -124,6 +135,13 @@ def _value(obj: dict[str, Any], key: str, kind: Any, path: tuple[str | int, ...]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise SettingsError(path + (key,), f"{where} must be a non-negative number, got {value!r}")
         value = float(value)
+    elif kind == _BOOL:
+        if not isinstance(value, bool):
+            raise SettingsError(path + (key,), f"{where} must be true or false, got {value!r}")
+    elif kind == _REGEXES:
+        if not isinstance(value, list):
+            raise SettingsError(path + (key,), f"{where} must be a list of regular expressions")
+        value = [_value(dict(enumerate(value)), i, _RE, path + (key,)) for i in range(len(value))]
     elif kind == _RE:
         if not isinstance(value, str):
             raise SettingsError(path + (key,), f"{where} must be a regular expression string")
@@ -139,7 +157,7 @@ def _dotted(path: tuple[str | int, ...]) -> str:
 
 
 def _build(data: Any) -> Settings:
-    top = _check_keys(data, _TOP, ())
+    top = _check_keys(data, _TOP, (), _OPTIONAL_TOP)
     if _value(top, "version", _INT, ()) != 1:
         raise SettingsError(("version",), "version must be 1")
     buckets_raw = _check_keys(top["buckets"], {b: dict for b in BUCKET_NAMES}, ("buckets",))
@@ -153,7 +171,7 @@ def _build(data: Any) -> Settings:
         if not bucket.expected_min <= bucket.soft_start_min <= bucket.stuck_min:
             raise SettingsError(path, f"buckets.{name}: need expected_min <= soft_start_min <= stuck_min")
         buckets[name] = bucket
-    sig = _check_keys(top["signals"], {s: dict for s in SIGNAL_NAMES}, ("signals",))
+    sig = _check_keys(top["signals"], {s: dict for s in SEED_SIGNALS}, ("signals",))
     vals: dict[str, dict[str, Any]] = {}
     for name, schema in _SIGNALS.items():
         path = ("signals", name)
@@ -162,13 +180,13 @@ def _build(data: Any) -> Settings:
     for name in ("repetition", "sustained_bash", "polling"):
         if vals[name]["window"] < 1:
             raise SettingsError(("signals", name, "window"), f"signals.{name}.window must be at least 1")
-    d, r, m, s, p = (vals[n] for n in SIGNAL_NAMES)
+    d, r, m, s, p = (vals[n] for n in SEED_SIGNALS)
     return Settings(
         tick_s=_value(top, "tick_seconds", _NUM, ()),
         snapshot_every_s=_value(top, "snapshot_every_seconds", _NUM, ()),
         threshold=_value(top, "threshold", _NUM, ()),
         buckets=buckets,
-        weights={n: vals[n]["weight"] for n in SIGNAL_NAMES},
+        weights={n: vals[n]["weight"] for n in SEED_SIGNALS},
         debris_min=d["debris_min"],
         progress_quiet_min=d["progress_quiet_min"],
         debris_basename=d["basename_pattern"],
@@ -183,4 +201,15 @@ def _build(data: Any) -> Settings:
         poll_window=p["window"],
         poll_count=p["polls"],
         poll_max_sleep_s=p["max_sleep_seconds"],
+        rules=_rules(top["rules"]) if "rules" in top else SEED_ONLY,
     )
+
+
+def _rules(raw: Any) -> Rules:
+    schema = rules_mod.SCHEMA
+    block = _check_keys(raw, {name: dict for name in schema}, ("rules",))
+    vals = {}
+    for name, keys in schema.items():
+        path = ("rules", name)
+        vals[name] = {k: _value(_check_keys(block[name], keys, path), k, kind, path) for k, kind in keys.items()}
+    return rules_mod.build(vals)

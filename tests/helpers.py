@@ -257,7 +257,10 @@ def spiral_body(n: int = 400, secret: bool = False) -> str:
 # ---- detector inputs ---------------------------------------------------------------------------
 
 BUCKETS = BucketsFile()
-S = BUCKETS.settings
+SEED_RAW = {k: v for k, v in BUCKETS.raw.items() if k != "rules"}
+# the five signals alone, as the contract defines them: the signal unit tests pin the floor
+S = Settings.from_mapping(SEED_RAW)
+RULES = BUCKETS.settings  # the shipped detector: the five signals plus the rules of buckets.yaml
 T0 = 1_700_000_000.0  # launch
 MIN = 60.0
 WORKDIR = "/home/dev/runs/r42/clone"
@@ -340,8 +343,8 @@ def finding(verdict: Verdict, signal: str) -> str:
     return next(f.evidence for f in verdict.findings if f.signal == signal)
 
 
-def with_overrides(overrides: dict[str, Any]) -> Settings:
-    return Settings.from_mapping(BUCKETS.raw, overrides)
+def with_overrides(overrides: dict[str, Any], *, rules: bool = False) -> Settings:
+    return Settings.from_mapping(BUCKETS.raw if rules else SEED_RAW, overrides)
 
 
 # ---- an HTTP receiver for apprise's json:// pages ----------------------------------------------

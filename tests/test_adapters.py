@@ -43,6 +43,7 @@ from spiral.detector import Detector
 from spiral.model import ToolCall
 from spiral.shellcmd import analyse, unwrap
 from tests.helpers import REAL_TRACES
+from tests.helpers import S as SEED
 
 GLEAM_DIR = "claude-stream-json/gleam_real_messages_v2.1.3"
 # The folder is one short stream cut into one pretty-printed event per file.
@@ -168,10 +169,24 @@ def test_polling_trace_task_output_is_bash_output() -> None:
     assert sum(c.tool == model.BASH for c in calls) == 79
 
 
-def test_polling_trace_trips_polling_in_the_detector() -> None:
-    """The real-world check: the SOURCES label says 'polling', and the detector agrees."""
+def test_polling_trace_growing_output_is_not_stale_polling() -> None:
+    """poll_progress: every tail of the build's output showed the compile further on."""
     calls, _ = _feed(POLLING, "claude-transcript", POLLING_WORKDIR)
     det = Detector(BucketsFile().settings, bucket="medium", started_at=0.0, workdir=POLLING_WORKDIR)
+    for call in calls:
+        det.add_call(call)
+        assert "polling" not in det.evaluate(call.ts).signals
+
+
+def test_polling_trace_trips_polling_in_the_detector() -> None:
+    """The real-world check: the SOURCES label says 'polling', and the contract's polling signal agrees.
+
+    (The shipped rules do not count these polls: each read of the build's
+    output returned more of a compile that was progressing; see
+    test_polling_trace_growing_output_is_not_stale_polling.)
+    """
+    calls, _ = _feed(POLLING, "claude-transcript", POLLING_WORKDIR)
+    det = Detector(SEED, bucket="medium", started_at=0.0, workdir=POLLING_WORKDIR)
     fired = []
     for call in calls:
         det.add_call(call)

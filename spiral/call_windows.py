@@ -1,0 +1,199 @@
+"""The window signals' state: recent calls, taken in order once their result is known (pure).
+
+The five signals count keys in sliding windows (spiral/window.py). The
+rules of buckets.yaml (spiral/rules.py) decide, per call, whether it is
+counted at all, from what the call returned and whether the tree changed:
+
+- outcomes: a rerun of a script or test counts when it reproduces the
+  previous run's failure (fingerprints equal) or when nothing in the tree
+  changed since that run; a rerun after a change that succeeds, or fails
+  differently, is progress and is not counted. A Read of a file that returns
+  something new (another chunk, the file after an edit) is not counted.
+- poll_progress: a poll counts when it returns what the same poll returned
+  last time; a first look at a task, a status that moved, and a `sleep`
+  after a check that moved do not count.
+- same_error: failing calls keyed by their masked error text, reset when a
+  real (non-debris) file changes.
+
+With no rules (the seed detector) every call is taken at once and counted
+as the contract's five signals define.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, NamedTuple
+
+from spiral import model
+from spiral.fingerprint import Fingerprinter, error_text
+from spiral.model import ToolCall
+from spiral.settings import Settings
+from spiral.window import SlidingCounter
+
+# what a run of a script/test (or a Read of a file) was, next to the previous one of the same target
+FIRST, UNKNOWN, UNCHANGED, SAME_FAILURE, PROGRESS, SAME_READ, FRESH_READ = (
+    "first",
+    "unknown",
+    "unchanged-tree",
+    "same-failure",
+    "progress",
+    "same-read",
+    "fresh-read",
+)
+_NOT_COUNTED = frozenset({PROGRESS, FRESH_READ})
+_MEMORY = 4096  # targets and polls remembered
+_CHANGES = 64  # recent file changes kept for the evidence
+
+
+class Meaning(NamedTuple):
+    """What a call is, worked out once per distinct call (spiral/detector.py)."""
+
+    script: str | None  # repetition: an untracked script it runs
+    file: str | None  # repetition: the file it touches
+    target: str | None  # sustained_bash: the script or test it runs
+    shell_like: bool
+    poll: str | None
+    path: str | None
+
+
+class Run(NamedTuple):
+    """One counted-or-not run of a target, kept for the evidence."""
+
+    target: str | None
+    kind: str | None
+    agent: str | None
+    since: int  # tree version of the previous run of the target
+    at: int  # tree version at this run
+
+
+class CallWindows:
+    def __init__(self, settings: Settings) -> None:
+        s = settings
+        self.rules = r = s.rules
+        self.rep_scripts = SlidingCounter(s.rep_window)
+        self.rep_files = SlidingCounter(s.rep_window)
+        self.sb_targets = SlidingCounter(s.sb_window)
+        self.polls = SlidingCounter(s.poll_window)
+        self.errors = SlidingCounter(r.same_error_window)
+        self.sb_runs: deque[Run] = deque(maxlen=s.sb_window)
+        self.rep_runs: deque[Run] = deque(maxlen=s.rep_window)
+        self.error_commands: dict[str, dict[str, None]] = {}
+        self.pushed = 0  # calls taken into the windows
+        self.tree_version = 0  # bumped on every change seen in the clone
+        self.real_version = 0  # ...on every change of a non-debris file
+        self.changes: deque[tuple[int, str]] = deque(maxlen=_CHANGES)
+        self._queue: deque[tuple[ToolCall, Meaning, int, int]] = deque()
+        self._wait = r.result_wait_s if r.needs_results else None
+        self._fp = Fingerprinter(r.masks)
+        self._runs: dict[str, tuple[str | None, int]] = {}  # target -> (fingerprint, tree version)
+        self._polled: dict[str, str | None] = {}  # poll / check command -> its last fingerprint
+        self._check_moved = True  # whether the latest non-sleep shell call returned something new
+        self._error_version = 0
+
+    # ---- input -----------------------------------------------------------
+
+    def note_change(self, path: str, real: bool) -> None:
+        self.tree_version += 1
+        self.changes.append((self.tree_version, path))
+        if real:
+            self.real_version += 1
+
+    def add(self, call: ToolCall, meaning: Meaning) -> None:
+        self._queue.append((call, meaning, self.tree_version, self.real_version))
+        self.resolve(call.ts)
+
+    def resolve(self, now: float) -> None:
+        """Take queued calls in order: each once its result is in, or it waited long enough."""
+        queue, wait = self._queue, self._wait
+        while queue:
+            call = queue[0][0]
+            if wait is not None and not call.result_seen and now - call.ts < wait:
+                return
+            self._take(*queue.popleft())
+
+    def oldest_waiting(self) -> float | None:
+        return self._queue[0][0].ts if self._queue and self._wait is not None else None
+
+    # ---- one call into the windows -------------------------------------------
+
+    def _take(self, call: ToolCall, m: Meaning, tree: int, real: int) -> None:
+        r = self.rules
+        script, file, target, poll = m.script, m.file, m.target, m.poll
+        fp = self._fp.of(call) if self._wait is not None else None
+        if r.outcomes:
+            run_key = target or (file if call.tool == model.BASH else None)
+            kind = since = None
+            if run_key is not None:
+                kind, since = self._rerun(run_key, call, fp, tree)
+            elif call.tool == model.READ and file is not None:
+                kind, since = self._reread(file, fp, tree)
+            if kind in _NOT_COUNTED:
+                script = target = None
+                if call.tool != model.EDIT and call.tool != model.WRITE:
+                    file = None
+            self.sb_runs.append(Run(target, kind, call.agent, since if since is not None else tree, tree))
+            self.rep_runs.append(Run(script or file, kind, call.agent, since if since is not None else tree, tree))
+        self.rep_scripts.push(script)
+        self.rep_files.push(file)
+        self.sb_targets.push(target)
+        if m.shell_like:
+            self.polls.push(self._poll(call, poll, fp) if r.poll_progress else poll)
+        if r.same_error:
+            self._error(call, fp, real)
+        self.pushed += 1
+
+    def _rerun(self, key: str, call: ToolCall, fp: str | None, tree: int) -> tuple[str, int | None]:
+        prev = self._runs.get(key)
+        self._remember(self._runs, key, (fp, tree))
+        if prev is None:
+            return FIRST, None
+        prev_fp, prev_tree = prev
+        if tree == prev_tree:
+            return UNCHANGED, prev_tree
+        if fp is None or prev_fp is None:
+            return UNKNOWN, prev_tree
+        if call.is_error and fp == prev_fp:
+            return SAME_FAILURE, prev_tree
+        return PROGRESS, prev_tree
+
+    def _reread(self, key: str, fp: str | None, tree: int) -> tuple[str, int | None]:
+        prev = self._runs.get("read:" + key)
+        self._remember(self._runs, "read:" + key, (fp, tree))
+        if prev is None or fp is None or prev[0] is None:
+            return (FIRST if prev is None else UNKNOWN), None
+        return (SAME_READ if fp == prev[0] else FRESH_READ), prev[1]
+
+    def _poll(self, call: ToolCall, poll: str | None, fp: str | None) -> str | None:
+        """The poll kind when this call counts as a stale poll, else None."""
+        if poll == "sleep" and not (call.output_ends or "").strip():
+            return poll if not self._check_moved else None  # a bare sleep: as stale as the last check
+        key = (poll or "check") + ":" + (call.command or "")
+        had = key in self._polled
+        prev = self._polled.get(key)
+        self._remember(self._polled, key, fp)
+        moved = not had or fp is None or prev is None or fp != prev
+        if poll != "sleep":
+            self._check_moved = moved
+        if poll is None or poll == "until":
+            return poll
+        if fp is None:
+            return poll  # no result to judge by: counted, as the contract counts it
+        return None if moved else poll
+
+    def _error(self, call: ToolCall, fp: str | None, real: int) -> None:
+        if real != self._error_version:  # a real file changed: earlier errors are no longer the same situation
+            self._error_version = real
+            self.errors = SlidingCounter(self.rules.same_error_window)
+            self.error_commands = {}
+        key = error_text(call, fp)
+        self.errors.push(key)
+        if key is not None:
+            commands = self.error_commands.setdefault(key, {})
+            if len(commands) < 64:
+                commands[call.command or call.path or call.tool] = None
+
+    @staticmethod
+    def _remember(memo: dict[str, Any], key: str, value: Any) -> None:
+        if key not in memo and len(memo) >= _MEMORY:
+            memo.clear()
+        memo[key] = value

@@ -1,0 +1,94 @@
+"""The rules beyond the five signals: the optional `rules:` section of buckets.yaml (pure).
+
+A buckets.yaml without `rules:` runs the five signals alone, exactly as the
+contract's floor defines them (`SEED_ONLY`): that is also how a buckets.yaml
+written before the rules existed keeps its meaning. docs/detection.md says
+what each rule counts and which benchmark family proves it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+RULE_NAMES = ("outcomes", "same_error", "subagents", "drift", "poll_progress")
+# the rules that are signals of their own (they add weight; the others change what the five count)
+RULE_SIGNALS = ("same_error", "drift")
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    masks: re.Pattern[str] | None  # the volatile parts of a tool's output, one alternation
+    result_wait_s: float  # how long a call waits for its result before it counts as unknown
+    outcomes: bool
+    same_error: bool
+    same_error_weight: float
+    same_error_window: int
+    same_error_repeats: int
+    subagents: bool  # subagents' calls count as the run's work (off: they are ignored)
+    drift: bool
+    drift_weight: float
+    drift_recent_edits: int
+    drift_quiet_min: float
+    poll_progress: bool
+
+    @property
+    def needs_results(self) -> bool:
+        """Whether a call must wait for its result before the windows take it."""
+        return self.outcomes or self.same_error or self.poll_progress
+
+    def without(self, name: str) -> Rules:
+        """These rules with one of them switched off (an ablation)."""
+        if name not in RULE_NAMES:
+            raise ValueError(f"unknown rule {name!r}")
+        off: dict[str, Any] = {name: False}
+        return replace(self, **off)
+
+
+SEED_ONLY = Rules(
+    masks=None,
+    result_wait_s=0.0,
+    outcomes=False,
+    same_error=False,
+    same_error_weight=0.0,
+    same_error_window=1,
+    same_error_repeats=0,
+    subagents=True,  # the seed detector counts every call the log holds, a subagent's too
+    drift=False,
+    drift_weight=0.0,
+    drift_recent_edits=0,
+    drift_quiet_min=0.0,
+    poll_progress=False,
+)
+
+# key -> kind, per block ("number", "integer", "bool", "regexes"); checked by spiral.settings
+SCHEMA: dict[str, dict[str, str]] = {
+    "fingerprint": {"result_wait_seconds": "number", "masks": "regexes"},
+    "outcomes": {"enabled": "bool"},
+    "same_error": {"enabled": "bool", "weight": "number", "window": "integer", "repeats": "integer"},
+    "subagents": {"enabled": "bool"},
+    "drift": {"enabled": "bool", "weight": "number", "recent_edits": "integer", "quiet_min": "number"},
+    "poll_progress": {"enabled": "bool"},
+}
+
+
+def build(vals: dict[str, dict[str, Any]]) -> Rules:
+    """Rules from the checked values of every block of `rules:`."""
+    fp, se, dr = vals["fingerprint"], vals["same_error"], vals["drift"]
+    masks: list[re.Pattern[str]] = fp["masks"]
+    return Rules(
+        masks=re.compile("|".join(f"(?:{m.pattern})" for m in masks)) if masks else None,
+        result_wait_s=fp["result_wait_seconds"],
+        outcomes=vals["outcomes"]["enabled"],
+        same_error=se["enabled"],
+        same_error_weight=se["weight"],
+        same_error_window=max(1, se["window"]),
+        same_error_repeats=se["repeats"],
+        subagents=vals["subagents"]["enabled"],
+        drift=dr["enabled"],
+        drift_weight=dr["weight"],
+        drift_recent_edits=dr["recent_edits"],
+        drift_quiet_min=dr["quiet_min"],
+        poll_progress=vals["poll_progress"]["enabled"],
+    )

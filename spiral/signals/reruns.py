@@ -1,0 +1,42 @@
+"""Why a repeated script, test or file counted: the outcomes behind the count (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from spiral.call_windows import SAME_FAILURE, SAME_READ, UNCHANGED, Run
+from spiral.signals._count import short
+
+
+def explain(runs: Iterable[Run], target: str, changes: Iterable[tuple[int, str]]) -> str:
+    """`; it failed identically 9 times, 7 of them after edits to store.py; 2 reruns on an unchanged tree`."""
+    mine = [r for r in runs if r.target == target]
+    same = [r for r in mine if r.kind == SAME_FAILURE]
+    after = [r for r in same if r.at > r.since]
+    parts = []
+    if same:
+        text = f"it failed identically {len(same) + 1} times"
+        if after:
+            edited = _edited(after, changes, target)
+            text += f", {len(after)} of them after edits" + (f" to {edited}" if edited else "")
+        parts.append(text)
+    unchanged = sum(r.kind == UNCHANGED for r in mine)
+    if unchanged:
+        parts.append(f"{unchanged} reruns on an unchanged tree")
+    reads = sum(r.kind == SAME_READ for r in mine)
+    if reads:
+        parts.append(f"{reads} reads returned the same content again")
+    in_sub = sum(r.agent is not None for r in mine)
+    if in_sub:
+        parts.append(f"{in_sub} of these calls made by subagents")
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def _edited(runs: list[Run], changes: Iterable[tuple[int, str]], target: str) -> str:
+    spans = [(r.since, r.at) for r in runs]
+    seen: dict[str, None] = {}
+    for version, path in changes:
+        if path != target and any(lo < version <= hi for lo, hi in spans):
+            seen[path] = None
+    names = list(seen)
+    return ", ".join(short(p, 40) for p in names[:3]) + (", ..." if len(names) > 3 else "")
