@@ -5,6 +5,11 @@ line per content block, usage repeated, so calls are counted by block id),
 `user` lines hold `tool_result` blocks that are joined back to their call.
 Transcripts add bookkeeping lines that carry no tool calls.
 
+A call made inside a subagent carries the subagent's id in `agent`
+(stream-json: `parent_tool_use_id`; transcripts: sidechain lines with
+`agentId`). A `BashOutput` / `TaskOutput` call carries the id of the task it
+reads (`bash_id` / `task_id`) as its command.
+
 A result fills in its call: `result_seen`, `is_error`, an `output` excerpt,
 the exit code of a failed Bash call (its result reads `Exit code N\n...`; a
 successful one has none), and `denied` when the text is one of Claude Code's
@@ -47,6 +52,7 @@ _NO_TOOLS = frozenset(
     }
 )
 _PATH_KEYS = ("file_path", "notebook_path", "path")
+_TASK_READERS = frozenset({"BashOutput", "TaskOutput"})
 _DENIED_PREFIXES = (
     "This command requires approval",
     "Claude requested permissions to ",
@@ -87,6 +93,7 @@ class ClaudeAdapter(Adapter):
         if content is None:
             return []
         cwd = str_at(data, "cwd")
+        agent = _subagent(data)
         out = []
         for block in content:
             if type(block) is not dict or block.get("type") != "tool_use":
@@ -104,7 +111,11 @@ class ClaudeAdapter(Adapter):
                 path = str_at(inp, key)
                 if path is not None:
                     break
-            call = self.call(ts, name, command=str_at(inp, "command"), path=path, call_id=block_id, cwd=cwd)
+            command = str_at(inp, "command")
+            if command is None and name in _TASK_READERS:  # which background task it reads
+                command = str_at(inp, "bash_id") or str_at(inp, "task_id") or str_at(inp, "shell_id")
+            call = self.call(ts, name, command=command, path=path, call_id=block_id, cwd=cwd)
+            call.agent = agent
             if block_id is not None:
                 self._calls.put(block_id, call)
             out.append(call)
@@ -133,6 +144,17 @@ class ClaudeAdapter(Adapter):
             call = self._calls.get(tid) if tid is not None else None
             if call is not None:
                 call.denied = call.is_error = call.result_seen = True
+
+
+def _subagent(data: dict[str, Any]) -> str | None:
+    """The subagent a line comes from: stream-json's `parent_tool_use_id` (the Task call that
+    started it), or a transcript's sidechain line (`isSidechain`, `agentId`)."""
+    parent = str_at(data, "parent_tool_use_id")
+    if parent:
+        return parent
+    if data.get("isSidechain") is True:
+        return str_at(data, "agentId") or "subagent"
+    return None
 
 
 def _text(content: Any) -> str | None:
