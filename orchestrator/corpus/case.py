@@ -23,6 +23,28 @@ _Signals = Annotated[
     tuple[Annotated[str, one_of(SIGNAL_NAMES)], ...],
     Meta(description=f"must list signals among {', '.join(SIGNAL_NAMES)}"),
 ]
+# a ticket's or case's `scope:` (docs/corpus-format-extensions.md): globs relative to the clone
+SCOPE_GLOB = r"^(?!(?:\./)*/)(?!(?:.*/)?\.\.(?:/|$))(?=.*\S)[^\x00-\x1f]+$"
+Globs = Annotated[
+    tuple[
+        Annotated[
+            str, Meta(pattern=SCOPE_GLOB, description="must be a glob relative to the clone (no leading '/', no '..')")
+        ],
+        ...,
+    ],
+    Meta(description="must be a list of globs relative to the clone"),
+]
+
+
+def scope_globs(globs: tuple[str, ...] | None) -> tuple[str, ...]:
+    """A validated `scope:` as the detector takes it: a leading './' dropped, duplicates dropped, order kept."""
+    out: dict[str, None] = {}
+    for glob in globs or ():
+        while glob.startswith("./"):
+            glob = glob[2:]
+        if glob:
+            out[glob] = None
+    return tuple(out)
 
 
 class Expect(Strict):
@@ -45,6 +67,7 @@ class Case:
     workdir: str | None
     overrides: dict[str, Any]
     expect: Expect
+    scope: tuple[str, ...] = ()  # optional: the ticket's scope globs (the drift signal); () as before
     lines: yamlfile.Lines = field(repr=False, default_factory=dict)
 
     @property
@@ -63,6 +86,7 @@ class _File(Strict):
     outputs: Paths | None = None
     workdir: Annotated[str, Meta(pattern="^/", description="must be an absolute path")] | None = None
     overrides: FreeMapping | None = None
+    scope: Globs | None = None
 
     def __post_init__(self) -> None:
         self.started_at, self.ended_at = _when(self.started_at), _when(self.ended_at)
@@ -89,6 +113,7 @@ def load_case(folder: Path) -> Case:
         workdir=doc.workdir,
         overrides=doc.overrides or {},
         expect=doc.expect,
+        scope=scope_globs(doc.scope),
         lines=lines,
     )
 

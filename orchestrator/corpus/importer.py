@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import gzip
+import heapq
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from orchestrator.corpus.case import SCOPE_GLOB
 from orchestrator.infra.errors import UserError
-from orchestrator.record.case_file import write_case
+from orchestrator.record.case_file import with_scope, write_case
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS, make_adapter
 from spiral.envelope import make_envelope, parse_envelope
@@ -87,9 +90,50 @@ def timestamp_records(records: list[Any], spacing: float) -> tuple[list[tuple[fl
     return out, workdir
 
 
+def subagents_folder(transcript: Path) -> Path:
+    """Where Claude Code keeps a session's subagent transcripts: `<stem>/subagents/` beside `<stem>.jsonl`."""
+    return transcript.parent / transcript.name.removesuffix(".gz").removesuffix(".jsonl") / "subagents"
+
+
+def subagent_files(transcript: Path) -> list[Path]:
+    """The session's subagent transcripts (`agent-*.jsonl`, or gzipped), in name order."""
+    folder = subagents_folder(transcript)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.rglob("agent-*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
+
+
+def _merge_subagents(
+    timed: list[tuple[float, Any]], files: list[Path], spacing: float
+) -> tuple[list[tuple[float, Any]], int, int]:
+    """The session's lines and its subagents' merged in time order (the session's first at a tie).
+
+    Returns (merged, subagent lines, unparseable subagent lines).
+    """
+    streams, lines, skipped = [timed], 0, 0
+    for path in files:
+        records, n, bad = read_records(path)
+        lines, skipped = lines + n, skipped + bad
+        streams.append(timestamp_records(records, spacing)[0])
+    tagged = ([(ts, i, j, obj) for j, (ts, obj) in enumerate(stream)] for i, stream in enumerate(streams))
+    return [(ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3])], lines, skipped
+
+
 def import_log(
-    file: Path, *, fmt: str, bucket: str, out: Path, case_id: str | None, spiral: bool, spacing: float
+    file: Path,
+    *,
+    fmt: str,
+    bucket: str,
+    out: Path,
+    case_id: str | None,
+    spiral: bool,
+    spacing: float,
+    scope: tuple[str, ...] | list[str] = (),
 ) -> dict[str, Any]:
+    """`file` as a new case folder `out`; a Claude transcript's `<stem>/subagents/` are merged into it.
+
+    `scope`: the ticket's scope globs, written to case.yaml when any (docs/corpus-format-extensions.md).
+    """
     if fmt not in FORMATS:
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if bucket not in BUCKET_NAMES:
@@ -99,10 +143,15 @@ def import_log(
         raise UserError(f"cannot make a case id from {out.name!r}; pass --id")
     if out.exists():
         raise UserError(f"{out}: already exists; choose a new folder")
+    bad = next((g for g in scope if not re.search(SCOPE_GLOB, g)), None)
+    if bad is not None:
+        raise UserError(f"scope {bad!r} must be a glob relative to the clone (no leading '/', no '..')")
     records, lines, skipped = read_records(file)
     timed, workdir = timestamp_records(records, spacing)
     if not timed:
         raise UserError(f"{file}: no readable JSON lines")
+    subagents = subagent_files(file) if fmt == "claude-transcript" else []
+    timed, sub_lines, sub_skipped = _merge_subagents(timed, subagents, spacing)
     first, prev = timed[0][0], timed[-1][0]
     envelopes = [make_envelope(format_ts(ts), obj) for ts, obj in timed]
     adapter = make_adapter(fmt, workdir)
@@ -111,20 +160,32 @@ def import_log(
         parsed = parse_envelope(env)
         if parsed is not None:
             calls += len(adapter.feed(*parsed))
+    merged = f"; merged {sub_lines} lines of {len(subagents)} subagent transcript(s)" if subagents else ""
     out.mkdir(parents=True)
     CaseFiles(out).events.write_bytes(b"".join(envelopes))
     case = {
         "id": cid,
-        "description": f"Imported from {file.name} ({calls} tool calls). Label: "
+        "description": f"Imported from {file.name} ({calls} tool calls{merged}). Label: "
         f"{'spiral' if spiral else 'healthy'} (set by the importer's --spiral/--healthy).",
         "format": fmt,
         "bucket": bucket,
         "started_at": format_ts(first),
         "ended_at": format_ts(prev + 60),
         "outputs": [],
+        **with_scope(tuple(scope)),
         "expect": {"spiral": spiral},
     }
     if workdir:
         case["workdir"] = workdir
     write_case(out, case)
-    return {"lines": lines, "tool_calls": calls, "skipped": skipped + adapter.skipped, "minutes": (prev - first) / 60}
+    if subagents:
+        where = subagents_folder(file)
+        sys.stderr.write(f"merged {len(subagents)} subagent file(s), {sub_lines} lines, from {where}\n")
+    return {
+        "lines": lines + sub_lines,
+        "tool_calls": calls,
+        "skipped": skipped + sub_skipped + adapter.skipped,
+        "minutes": (prev - first) / 60,
+        "subagent_files": len(subagents),
+        "subagent_lines": sub_lines,
+    }

@@ -73,11 +73,18 @@ def walk_recording(
     tracked: list[str] | None = None,
     outputs: tuple[str, ...] | list[str] = (),
     workdir: str | None = None,
+    scope: tuple[str, ...] | list[str] = (),
 ) -> TickWalk:
     """A fresh detector walked over a recording on its tick clock: the one replay set-up
     (replay, eval, the detection benchmark and the real-trace table all use it)."""
     detector = Detector(
-        settings, bucket=bucket, started_at=start, tracked=tracked or [], outputs=outputs, workdir=workdir
+        settings,
+        bucket=bucket,
+        started_at=start,
+        tracked=tracked or [],
+        outputs=outputs,
+        workdir=workdir,
+        scope=scope,  # a case's `scope:` (the drift signal); () as in a case without one
     )
     walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or [])
     return drive(walk, timeline, to_calls)
@@ -130,6 +137,7 @@ def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tupl
         tracked=read_tracked(files.tracked),
         outputs=case.outputs,
         workdir=case.workdir,
+        scope=case.scope,
     )
     detector = walk.detector
     for ts, data in events:

@@ -22,6 +22,11 @@ def case_text(case: dict[str, Any], *, width: int = 100, ascii_only: bool = Fals
     return yaml.safe_dump(case, sort_keys=False, width=width, allow_unicode=not ascii_only)
 
 
+def with_scope(scope: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """The `scope:` entry of a case mapping: none at all when empty, so such a case.yaml reads as before."""
+    return {"scope": list(scope)} if scope else {}
+
+
 def write_case(folder: CaseFiles | Path, case: dict[str, Any], *, width: int = 100, ascii_only: bool = False) -> None:
     files = folder if isinstance(folder, CaseFiles) else CaseFiles(folder)
     write_text_atomic(files.case_yaml, case_text(case, width=width, ascii_only=ascii_only))
@@ -40,6 +45,7 @@ def write_run_case(run: RunDir | Path, record: RunRecord, ended_run_ts: float | 
         "started_at": format_ts(started),
         "ended_at": format_ts(max(started, ended)),
         "outputs": list(record.outputs),
+        **with_scope(record.scope),
         "workdir": str(rd.clone),
         "overrides": record.overrides,
         # the observed outcome; a person relabels it when adding the run to the corpus

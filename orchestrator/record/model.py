@@ -137,6 +137,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     base: str | None = None
     branch: str | None = None
     outputs: list[str] = []
+    # the ticket's `scope:` globs (the drift signal); absent in older records, which means none
+    scope: list[str] = []
     overrides: dict[str, Any] = {}
     time_scale: PositiveFloat = 1.0
     snapshot_every_s: PositiveFloat = 30.0

@@ -191,6 +191,7 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
             tracked=read_tracked(rd.tracked),
             outputs=list(record.outputs),
             workdir=str(rd.clone),
+            scope=record.scope,  # the ticket's scope globs (the drift signal); none in older records
         )
         cached = evaluator.fresh(det, str(record.format), str(rd.clone), record.model)
     before = (cached.events_offset, cached.workspace_offset)

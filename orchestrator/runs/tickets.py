@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from msgspec import Meta
 
 from orchestrator.config import UserConfig
+from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.typed_yaml import FreeMapping, Paths, Strict, convert, one_of
@@ -49,6 +50,7 @@ class Ticket:
     body: str
     base: str | None = None
     outputs: list[str] = field(default_factory=list)
+    scope: list[str] = field(default_factory=list)  # globs the work belongs in (the drift signal)
     overrides: dict[str, Any] = field(default_factory=dict)
     demo_case: Path | None = None
     speed: float = 1.0
@@ -63,6 +65,7 @@ class _Front(Strict):
     bucket: Annotated[str, one_of(BUCKET_NAMES)]
     base: Annotated[str, Meta(pattern=r"\S", description="must be a branch name")] | None = None
     outputs: Paths | None = None
+    scope: Globs | None = None
     agent: Annotated[str, Meta(description="must be an agent name")] | None = None
     overrides: FreeMapping | None = None
     demo_case: Annotated[str, Meta(description="must be a path to a corpus case folder")] | None = None
@@ -131,6 +134,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         body=body,
         base=front_matter.base,
         outputs=list(front_matter.outputs or ()),
+        scope=list(scope_globs(front_matter.scope)),
         overrides=front_matter.overrides or {},
         demo_case=demo_case,
         speed=front_matter.speed,
