@@ -70,9 +70,10 @@ def eval_cmd(
     dirs: Annotated[list[Path] | None, typer.Argument(help="Folders to search for case folders.")] = None,
     as_json: JsonOpt = False,
     bench: Annotated[bool, typer.Option("--bench", help="Run the detection benchmark instead (see above).")] = False,
-    markdown: Annotated[bool, typer.Option("--markdown", help="With --bench: print docs/benchmark.md.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="With --bench / --real-sessions: the Markdown.")] = False,
     per_family: Annotated[int, typer.Option(help="With --bench: scenarios per family.", min=1)] = 40,
     keep: Annotated[Path | None, typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
+    real_sessions: Annotated[bool, typer.Option("--real-sessions", help="Replay realsessions/labels.yaml.")] = False,
 ) -> None:
     """Replay every case found under the folders; print the confusion counts.
 
@@ -86,6 +87,9 @@ def eval_cmd(
 
     if bench:
         _bench(as_json, markdown, per_family, keep)
+        return
+    if real_sessions:
+        _real_sessions(as_json, markdown)
         return
     if not dirs:
         raise UserError("eval needs at least one folder of cases (or --bench)")
@@ -117,6 +121,13 @@ def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) ->
         from rich.markdown import Markdown
 
         _out().print(Markdown(to_markdown(report, with_timing=True)))
+
+
+def _real_sessions(as_json: bool, markdown: bool) -> None:
+    from orchestrator.corpus.benchmark import realsessions as rs
+
+    report = rs.scan(say=lambda msg: sys.stderr.write(f"real-sessions: {msg}\n"))
+    sys.stdout.write(jsonout.document(report) if as_json else rs.markdown(report) if markdown else rs.text(report))
 
 
 @corpus_app.command("import")
