@@ -26,6 +26,9 @@ class SettingsError(ValueError):
         self.path = path
         self.message = message
 
+    def __reduce__(self) -> tuple[type[SettingsError], tuple[tuple[str | int, ...], str]]:
+        return SettingsError, (self.path, self.message)  # raised in a worker process, re-raised in the parent
+
 
 @dataclass(frozen=True, slots=True)
 class Bucket:
