@@ -8,10 +8,13 @@ counted at all, from what the call returned and whether the tree changed:
   previous run's failure (fingerprints equal) or when nothing in the tree
   changed since that run; a rerun after a change that succeeds, or fails
   differently, is progress and is not counted. A Read of a file that returns
-  something new (another chunk, the file after an edit) is not counted.
+  something new (another chunk, the file after an edit) is not counted, nor
+  is an edit that went through, unless the file was seen reverted to an
+  earlier content (editing in circles).
 - poll_progress: a poll counts when it returns what the same poll returned
-  last time; a first look at a task, a status that moved, and a `sleep`
-  after a check that moved do not count.
+  last time (or is a first look at a task still running); a poll whose
+  output moved or says the task is done, and a `sleep` after a check that
+  returned something new, do not count.
 - same_error: failing calls keyed by their masked error text, reset when a
   real (non-debris) file changes.
 
@@ -31,16 +34,9 @@ from spiral.settings import Settings
 from spiral.window import SlidingCounter
 
 # what a run of a script/test (or a Read of a file) was, next to the previous one of the same target
-FIRST, UNKNOWN, UNCHANGED, SAME_FAILURE, PROGRESS, SAME_READ, FRESH_READ = (
-    "first",
-    "unknown",
-    "unchanged-tree",
-    "same-failure",
-    "progress",
-    "same-read",
-    "fresh-read",
-)
-_NOT_COUNTED = frozenset({PROGRESS, FRESH_READ})
+FIRST, UNKNOWN, UNCHANGED, SAME_FAILURE, PROGRESS = "first", "unknown", "unchanged-tree", "same-failure", "progress"
+SAME_READ, FRESH_READ, REVERTED, NEW_CONTENT = "same-read", "fresh-read", "reverted", "new-content"
+_NOT_COUNTED = frozenset({PROGRESS, FRESH_READ, NEW_CONTENT})
 _MEMORY = 4096  # targets and polls remembered
 _CHANGES = 64  # recent file changes kept for the evidence
 
@@ -82,15 +78,22 @@ class CallWindows:
         self.tree_version = 0  # bumped on every change seen in the clone
         self.real_version = 0  # ...on every change of a non-debris file
         self.changes: deque[tuple[int, str]] = deque(maxlen=_CHANGES)
+        self.reverted: set[str] = set()  # files a snapshot showed back at an earlier content
         self._queue: deque[tuple[ToolCall, Meaning, int, int]] = deque()
         self._wait = r.result_wait_s if r.needs_results else None
         self._fp = Fingerprinter(r.masks)
-        self._runs: dict[str, tuple[str | None, int]] = {}  # target -> (fingerprint, tree version)
+        self._runs: dict[str, tuple[str | None, int, int]] = {}  # target -> (fingerprint, tree version, call no.)
+        self._recent = max(s.sb_window, s.rep_window)  # a rerun compares with a run at most this many calls back
+        self._done = r.poll_done
         self._polled: dict[str, str | None] = {}  # poll / check command -> its last fingerprint
-        self._check_moved = True  # whether the latest non-sleep shell call returned something new
+        self._check_moved = False  # whether the latest check between sleeps returned something new
         self._error_version = 0
 
     # ---- input -----------------------------------------------------------
+
+    def note_revert(self, path: str) -> None:
+        if len(self.reverted) < _MEMORY:
+            self.reverted.add(path)
 
     def note_change(self, path: str, real: bool) -> None:
         self.tree_version += 1
@@ -111,6 +114,23 @@ class CallWindows:
                 return
             self._take(*queue.popleft())
 
+    def waiting(self) -> int:
+        return len(self._queue)
+
+    def provisional(self) -> tuple[SlidingCounter, SlidingCounter, SlidingCounter, SlidingCounter]:
+        """The repetition, sustained_bash and polling windows as they would be if the calls still
+        waiting for their result were taken now, as the contract counts them (copies: nothing changes)."""
+        scripts, files, targets, polls = (
+            c.clone() for c in (self.rep_scripts, self.rep_files, self.sb_targets, self.polls)
+        )
+        for _, m, _, _ in self._queue:
+            scripts.push(m.script)
+            files.push(m.file)
+            targets.push(m.target)
+            if m.shell_like:
+                polls.push(m.poll)
+        return scripts, files, targets, polls
+
     def oldest_waiting(self) -> float | None:
         return self._queue[0][0].ts if self._queue and self._wait is not None else None
 
@@ -127,10 +147,10 @@ class CallWindows:
                 kind, since = self._rerun(run_key, call, fp, tree)
             elif call.tool == model.READ and file is not None:
                 kind, since = self._reread(file, fp, tree)
+            elif call.tool in model.WRITING_TOOLS and file is not None:
+                kind = self._edit(file, call)
             if kind in _NOT_COUNTED:
-                script = target = None
-                if call.tool != model.EDIT and call.tool != model.WRITE:
-                    file = None
+                script = target = file = None
             self.sb_runs.append(Run(target, kind, call.agent, since if since is not None else tree, tree))
             self.rep_runs.append(Run(script or file, kind, call.agent, since if since is not None else tree, tree))
         self.rep_scripts.push(script)
@@ -144,10 +164,10 @@ class CallWindows:
 
     def _rerun(self, key: str, call: ToolCall, fp: str | None, tree: int) -> tuple[str, int | None]:
         prev = self._runs.get(key)
-        self._remember(self._runs, key, (fp, tree))
-        if prev is None:
-            return FIRST, None
-        prev_fp, prev_tree = prev
+        self._remember(self._runs, key, (fp, tree, self.pushed))
+        if prev is None or self.pushed - prev[2] > self._recent:
+            return FIRST, None  # no recent run to compare with: a run like any other
+        prev_fp, prev_tree, _ = prev
         if tree == prev_tree:
             return UNCHANGED, prev_tree
         if fp is None or prev_fp is None:
@@ -156,29 +176,37 @@ class CallWindows:
             return SAME_FAILURE, prev_tree
         return PROGRESS, prev_tree
 
+    def _edit(self, path: str, call: ToolCall) -> str | None:
+        """An edit that went through and left new content is progress; a failed one, or an edit of a
+        file seen reverted to an earlier content, is the edit-in-circles kind (counted)."""
+        if not call.result_seen or call.is_error:
+            return UNKNOWN if not call.result_seen else SAME_FAILURE
+        return REVERTED if path in self.reverted else NEW_CONTENT
+
     def _reread(self, key: str, fp: str | None, tree: int) -> tuple[str, int | None]:
         prev = self._runs.get("read:" + key)
-        self._remember(self._runs, "read:" + key, (fp, tree))
-        if prev is None or fp is None or prev[0] is None:
+        self._remember(self._runs, "read:" + key, (fp, tree, self.pushed))
+        if prev is None or fp is None or prev[0] is None or self.pushed - prev[2] > self._recent:
             return (FIRST if prev is None else UNKNOWN), None
         return (SAME_READ if fp == prev[0] else FRESH_READ), prev[1]
 
     def _poll(self, call: ToolCall, poll: str | None, fp: str | None) -> str | None:
         """The poll kind when this call counts as a stale poll, else None."""
         if poll == "sleep" and not (call.output_ends or "").strip():
-            return poll if not self._check_moved else None  # a bare sleep: as stale as the last check
+            return None if self._check_moved else poll  # a bare sleep: as stale as the check before it
         key = (poll or "check") + ":" + (call.command or "")
         had = key in self._polled
         prev = self._polled.get(key)
         self._remember(self._polled, key, fp)
-        moved = not had or fp is None or prev is None or fp != prev
-        if poll != "sleep":
-            self._check_moved = moved
-        if poll is None or poll == "until":
-            return poll
-        if fp is None:
-            return poll  # no result to judge by: counted, as the contract counts it
-        return None if moved else poll
+        if poll is None:  # a command checked between sleeps: did it return something new?
+            self._check_moved = not had or fp is None or fp != prev
+            return None
+        if poll == "until" or fp is None:
+            return poll  # nothing to judge by: counted, as the contract counts it
+        done = self._done is not None and self._done.search(call.output_ends or "") is not None
+        stale = not done and (not had or fp == prev)  # a first look at a running task is a poll too
+        self._check_moved = not stale
+        return poll if stale else None
 
     def _error(self, call: ToolCall, fp: str | None, real: int) -> None:
         if real != self._error_version:  # a real file changed: earlier errors are no longer the same situation

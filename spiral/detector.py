@@ -16,6 +16,7 @@ from spiral.paths import is_debris, scope_pattern
 from spiral.settings import Settings
 from spiral.signals import debris, drift, mutation_stall, polling, repetition, reruns, same_error, sustained_bash
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
+from spiral.window import SlidingCounter
 
 _MEANING_CACHE = 20_000
 
@@ -45,6 +46,7 @@ class Detector:
         # workspace memory
         self._status: dict[str, str] = {}
         self._hashes: dict[str, str] = {}
+        self._blobs: dict[str, set[str]] = {}  # path -> the contents (blob ids) it has had
         # the touched set comes from snapshots; writes seen in the log stand in
         # for it only in a recording that has no snapshots at all
         self.touched: set[str] = set()
@@ -112,11 +114,20 @@ class Detector:
         for path, status in snap.status.items():
             if prev_status.get(path) != status or (path in snap.hashes and prev_hashes.get(path) != snap.hashes[path]):
                 self._changed(path, snap.ts)
+                blob = snap.hashes.get(path)
+                if blob is not None and self.rules.outcomes:
+                    seen = self._blobs.setdefault(path, set())
+                    if blob in seen:
+                        self.windows.note_revert(path)  # back at a content it had before
+                    elif len(seen) < 64:
+                        seen.add(blob)
             if path not in self.touched and not self._is_debris(path):
                 self.touched.add(path)
                 grew = True
         for path in prev_status.keys() - snap.status.keys():
             self._changed(path, snap.ts)  # reverted, deleted or committed
+            if path in self.tracked and self.rules.outcomes:
+                self.windows.note_revert(path)
         if grew:
             self.touched_grew_at = max(self.touched_grew_at, snap.ts)
         self._status, self._hashes = snap.status, snap.hashes
@@ -167,10 +178,14 @@ class Detector:
         else:
             region = STUCK
         self.windows.resolve(now)
-        if self._cache_at != self.windows.pushed:
-            self._cached = self._window_findings()
-            self._cache_at = self.windows.pushed
-        rep, sb, poll, err = self._cached
+        if self.windows.waiting():
+            # a call still waits for its result: judged for now as the contract counts it, not cached
+            rep, sb, poll, err = self._window_findings(self.windows.provisional())
+        else:
+            if self._cache_at != self.windows.pushed:
+                self._cached = self._window_findings()
+                self._cache_at = self.windows.pushed
+            rep, sb, poll, err = self._cached
         deb = stall = drifted = None
         # the time-based signals are tested cheaply first: on most ticks neither can fire
         debris_files = self.debris_files
@@ -241,23 +256,26 @@ class Detector:
         later = [c for c in candidates if c > now]
         return min(later) if later else float("inf")
 
-    def _window_findings(self) -> tuple[Finding | None, ...]:
+    def _window_findings(
+        self, provisional: tuple[SlidingCounter, SlidingCounter, SlidingCounter, SlidingCounter] | None = None
+    ) -> tuple[Finding | None, ...]:
         s, w, r = self.settings, self.windows, self.rules
+        scripts, files, targets, polls = provisional or (w.rep_scripts, w.rep_files, w.sb_targets, w.polls)
         rep = repetition.check(
-            w.rep_scripts,
-            w.rep_files,
+            scripts,
+            files,
             same_script=s.rep_same_script,
             same_file=s.rep_same_file,
             weight=s.weights["repetition"],
         )
-        sb = sustained_bash.check(w.sb_targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
-        if r.outcomes:
+        sb = sustained_bash.check(targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
+        if r.outcomes and provisional is None:
             if rep is not None:
                 by_script = w.rep_scripts.max_count >= s.rep_same_script
                 rep = _explained(rep, w.rep_runs, (w.rep_scripts if by_script else w.rep_files).top()[0], w)
             if sb is not None:
                 sb = _explained(sb, w.sb_runs, w.sb_targets.top()[0], w)
-        poll = polling.check(w.polls, polls=s.poll_count, weight=s.weights["polling"])
+        poll = polling.check(polls, polls=s.poll_count, weight=s.weights["polling"])
         err = None
         if r.same_error:
             err = same_error.check(w.errors, w.error_commands, repeats=r.same_error_repeats, weight=r.same_error_weight)

@@ -32,6 +32,7 @@ class Rules:
     drift_recent_edits: int
     drift_quiet_min: float
     poll_progress: bool
+    poll_done: re.Pattern[str] | None = None  # a poll output that says the task finished
 
     @property
     def needs_results(self) -> bool:
@@ -69,7 +70,7 @@ SCHEMA: dict[str, dict[str, str]] = {
     "same_error": {"enabled": "bool", "weight": "number", "window": "integer", "repeats": "integer"},
     "subagents": {"enabled": "bool"},
     "drift": {"enabled": "bool", "weight": "number", "recent_edits": "integer", "quiet_min": "number"},
-    "poll_progress": {"enabled": "bool"},
+    "poll_progress": {"enabled": "bool", "done_pattern": "regex"},
 }
 
 
@@ -91,4 +92,5 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
         drift_recent_edits=dr["recent_edits"],
         drift_quiet_min=dr["quiet_min"],
         poll_progress=vals["poll_progress"]["enabled"],
+        poll_done=vals["poll_progress"]["done_pattern"],
     )

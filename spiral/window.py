@@ -15,6 +15,14 @@ class SlidingCounter:
         self.max_count = 0  # the highest count of any key, kept up to date per push
         self._with_count: dict[int, int] = {}  # count -> how many keys have it
 
+    def clone(self) -> SlidingCounter:
+        twin = SlidingCounter(self.size)
+        twin._keys = self._keys.copy()
+        twin.counts = self.counts.copy()
+        twin.filled, twin.max_count = self.filled, self.max_count
+        twin._with_count = self._with_count.copy()
+        return twin
+
     def __len__(self) -> int:
         return len(self._keys)
 
