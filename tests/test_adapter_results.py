@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from spiral import model
 from spiral.adapters import make_adapter
 from spiral.model import EXCERPT, ToolCall, excerpt
@@ -283,3 +285,19 @@ def test_codex_rollout_command_still_running_has_no_exit_code() -> None:
         ],
     )
     assert _facts(call) == (True, False, False, None, "collecting ...")
+
+
+def test_codex_rollout_apply_patch_run_through_the_shell_is_an_edit() -> None:
+    """Older Codex sent patches as a shell command (`apply_patch <<'PATCH' ...`): each named file is an edit."""
+    patch = "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** Add File: src/b.py\n+z\n*** End Patch\nPATCH"
+    argv = '{"command": ["bash", "-lc", ' + orjson.dumps(patch).decode() + '], "workdir": "/r"}'
+    lines = [
+        {"type": "session_meta", "payload": {"cwd": "/r"}},
+        _rollout("function_call", "c1", name="shell", arguments=argv),
+        _rollout("function_call_output", "c1", output='{"output":"Done!","metadata":{"exit_code":0}}'),
+        _rollout("function_call", "c2", name="shell", arguments='{"command": ["bash", "-lc", "grep apply_patch x"]}'),
+    ]
+    edit, write, grep = _feed("codex-json", lines, "/r")
+    assert (edit.tool, edit.path, edit.result_seen, edit.is_error) == (model.EDIT, "src/a.py", True, False)
+    assert (write.tool, write.path) == (model.WRITE, "src/b.py")
+    assert grep.tool == model.BASH

@@ -36,6 +36,9 @@ _ITEM_SILENT = frozenset({"reasoning", "agent_message", "todo_list", "error"})
 _ROLLOUT_KNOWN = frozenset({"session_meta", "turn_context", "event_msg", "compacted", "message", "reasoning", "state"})
 _PAYLOAD_SILENT = frozenset({"message", "reasoning", "web_search_call", "other"})
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
+_SHELL_PATCH = re.compile(
+    r"^(?:\S*/)?(?:bash|sh|zsh)?\s*(?:-\w+\s+)*['\"]?\s*apply_patch\b[\s\S]*\*\*\* Begin Patch", re.M
+)
 _FINAL = frozenset({"completed", "failed", "declined"})
 _EXIT = re.compile(r"(?:^Exit code: |\nProcess exited with code |, exit code: )(-?\d+)")
 _OUTPUT = "\nOutput:\n"
@@ -203,18 +206,25 @@ class CodexAdapter(Adapter):
                 words = [c if type(c) is str else str(c) for c in cmd if type(c) in _SCALARS]
                 cmd = shlex.join(words) if len(words) == len(cmd) else None
             cwd = argd.get("workdir") or self._cwd
-            calls = [self.call(ts, "shell", command=cmd, call_id=call_id, cwd=cwd)]
+            if isinstance(cmd, str) and _SHELL_PATCH.search(cmd):  # `apply_patch <<'EOF' ...` run through the shell
+                calls = self._patch(ts, cmd, call_id, cwd)
+            else:
+                calls = [self.call(ts, "shell", command=cmd, call_id=call_id, cwd=cwd)]
         elif name == "apply_patch":
             text = args if isinstance(args, str) else (args or {}).get("input", "") if isinstance(args, dict) else ""
-            calls = [
-                self.call(ts, "Write" if verb == "Add" else "Edit", path=path.strip(), call_id=call_id, cwd=self._cwd)
-                for verb, path in _PATCH_FILE.findall(text if isinstance(text, str) else "")
-            ]
+            calls = self._patch(ts, text if isinstance(text, str) else "", call_id, self._cwd)
         else:
             calls = [self.call(ts, name, call_id=call_id)]
         if call_id and calls:
             self._remember(call_id, calls)
         return calls
+
+    def _patch(self, ts: float, text: str, call_id: str | None, cwd: Any) -> list[ToolCall]:
+        """One Edit (or Write, for an added file) per file a patch names."""
+        return [
+            self.call(ts, "Write" if verb == "Add" else "Edit", path=path.strip(), call_id=call_id, cwd=cwd)
+            for verb, path in _PATCH_FILE.findall(text)
+        ]
 
     def _function_output(self, p: dict[str, Any]) -> None:
         call_id = str_at(p, "call_id")
