@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 
 from orchestrator.corpus.behaviours import repo
-from orchestrator.corpus.benchmark import hard_negatives, spirals
+from orchestrator.corpus.benchmark import hard_negatives, negatives_rules, spirals, spirals_rules
 from orchestrator.corpus.benchmark.registry import Family
 from orchestrator.corpus.timeline import Timeline
 from spiral.adapters import FORMATS
@@ -23,7 +23,12 @@ from spiral.settings import Settings
 __all__ = ["FAMILIES", "Family", "generate", "scenario_id", "write_scenario"]
 
 # spirals first, each in definition order: this is the order of the benchmark's report
-FAMILIES: list[Family] = [*spirals.FAMILIES, *hard_negatives.FAMILIES]
+FAMILIES: list[Family] = [
+    *spirals.FAMILIES,
+    *spirals_rules.FAMILIES,
+    *hard_negatives.FAMILIES,
+    *negatives_rules.FAMILIES,
+]
 
 
 def scenario_id(fam: Family, i: int) -> str:
@@ -37,7 +42,9 @@ def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Sett
     fmt = FORMATS[(i // 3) % len(FORMATS)]
     b = (settings or _default_settings()).bucket(bucket)
     expected, soft, stuck = b.expected_min, b.soft_start_min, b.stuck_min
-    tl = Timeline(scenario_id(fam, i), fmt, bucket, f"{fam.description} (benchmark family {fam.name})", repo())
+    tl = Timeline(
+        scenario_id(fam, i), fmt, bucket, f"{fam.description} (benchmark family {fam.name})", repo(), realistic=True
+    )
     built = fam.build(tl, rng, expected, soft, stuck)
     labels, end = built if isinstance(built, tuple) else (built, stuck + 3)
     tl.expect = {"spiral": labels.must_page}

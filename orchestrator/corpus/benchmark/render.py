@@ -51,15 +51,17 @@ def markdown(report: dict[str, Any], *, with_timing: bool = False) -> str:
         "",
         "## Our detector, family by family",
         "",
-        "| family | must page | scenarios | paged | rate (Wilson 95%) | expected signal named | paged in window |",
-        "|---|---|---|---|---|---|---|",
+        "| family | must page | scenarios | paged | rate (Wilson 95%) | expected signal named | paged in window "
+        "| seed signals only: paged |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for f in report["per_family"]:
         out.append(
             f"| {f['family']} | {'yes' if f['positive'] else 'no'} | {f['scenarios']} | {f['paged']} "
             f"| {_pct(f['rate'])} ({_ci(f['ci'])}) "
             f"| {'-' if f['attributed'] is None else f['attributed']} "
-            f"| {'-' if f['paged_in_window'] is None else f['paged_in_window']} |"
+            f"| {'-' if f['paged_in_window'] is None else f['paged_in_window']} "
+            f"| {f.get('paged_seed_only', '-')} |"
         )
     still = report["still_paging_negatives"]
     out += ["", "## Hard negatives where we still page", ""]

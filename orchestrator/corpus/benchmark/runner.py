@@ -4,6 +4,7 @@ through our detector, its ablations and the baselines, and score them side by si
 
 from __future__ import annotations
 
+import copy
 import json
 import multiprocessing as mp
 import os
@@ -23,13 +24,43 @@ from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_e
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra.errors import UserError
 from orchestrator.record.layout import CaseFiles
+from spiral import settings as settings_mod
 from spiral.adapters import make_adapter
 from spiral.model import Snapshot, ToolCall
-from spiral.settings import SIGNAL_NAMES, Settings, merge
+from spiral.settings import Settings, merge
 
 OURS = "spiral detector (ours)"
+SEED_ONLY = "seed signals only (no rules:)"
 RANDOM = "random, matched to our page rate"
-ABLATIONS = [f"ours without {s}" for s in SIGNAL_NAMES]
+# the contract's five signals (every signal a verdict can name, before the rules existed)
+SEED_SIGNALS: tuple[str, ...] = getattr(settings_mod, "SEED_SIGNALS", settings_mod.SIGNAL_NAMES)
+ABLATIONS = [f"ours without {s}" for s in SEED_SIGNALS]
+
+
+def rule_names(raw: dict[str, Any]) -> list[str]:
+    """The rules of a buckets mapping that can be switched off (`rules.<name>.enabled`), in file order."""
+    rules = raw.get("rules")
+    if not isinstance(rules, dict):
+        return []
+    return [k for k, v in rules.items() if isinstance(v, dict) and "enabled" in v]
+
+
+def variants(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Every detector variant the benchmark runs: (label, buckets mapping, overrides merged over a case's).
+
+    Ours; the seed detector (the `rules:` section removed: the literal contract);
+    ours without each of the five signals (weight 0); ours without each rule
+    (`enabled: false`). Rules absent from the mapping get no row.
+    """
+    seed = {k: v for k, v in raw.items() if k != "rules"}
+    out: list[tuple[str, dict[str, Any], dict[str, Any]]] = [(OURS, raw, {}), (SEED_ONLY, seed, {})]
+    for name, label in zip(SEED_SIGNALS, ABLATIONS, strict=True):
+        out.append((label, raw, {"signals": {name: {"weight": 0}}}))
+    for name in rule_names(raw):
+        off = copy.deepcopy(raw)
+        off["rules"][name]["enabled"] = False
+        out.append((f"ours without rule {name}", off, {}))
+    return out
 
 
 @dataclass
@@ -41,6 +72,8 @@ class Loaded:
 
 
 def _detect(case: Any, settings: Settings, loaded: Loaded) -> tuple[float | None, set[str]]:
+    case_scope = getattr(case, "scope", None)  # a case's `scope:` (the drift rule), where the case reader has it
+    scope: dict[str, Any] = {"scope": case_scope} if case_scope else {}
     walk = walk_recording(
         settings,
         bucket=case.bucket,
@@ -51,6 +84,7 @@ def _detect(case: Any, settings: Settings, loaded: Loaded) -> tuple[float | None
         tracked=loaded.tracked,
         outputs=case.outputs,
         workdir=case.workdir,
+        **scope,
     )
     paged = walk.notified
     return (round(paged.elapsed_min, 2) if paged else None), set(walk.fired)
@@ -72,11 +106,9 @@ def _one(args: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
     )
     results: dict[str, Any] = {}
     base = Settings.from_mapping(raw_buckets, case.overrides or None)
-    paged, fired = _detect(case, base, loaded)
-    results[OURS] = (paged, meta["signal"] in fired if meta["signal"] else None)
-    for name, label in zip(SIGNAL_NAMES, ABLATIONS, strict=True):
-        off = merge(case.overrides or {}, {"signals": {name: {"weight": 0}}})
-        p, f = _detect(case, Settings.from_mapping(raw_buckets, off), loaded)
+    for label, raw, over in variants(raw_buckets):
+        merged = merge(case.overrides or {}, over) if over else case.overrides
+        p, f = _detect(case, Settings.from_mapping(raw, merged or None), loaded)
         results[label] = (p, meta["signal"] in f if meta["signal"] else None)
     calls = [c for _, cs in timeline for c in cs]
     shape = baselines.RunShape(case.started_at, case.ended_at, base.bucket(case.bucket).stuck_min, calls)
@@ -114,15 +146,16 @@ def run(
         else:
             rows = [_one(x) for x in items]
         t_eval = time.perf_counter() - t1
-        detector_runs = len(rows) * (1 + len(ABLATIONS))
+        n_variants = len(variants(raw))
+        detector_runs = len(rows) * n_variants
         say(
-            f"replayed them through {1 + len(ABLATIONS)} detector variants and {len(baselines.BASELINES)} "
+            f"replayed them through {n_variants} detector variants and {len(baselines.BASELINES)} "
             f"baselines ({t_eval:.1f} s, {detector_runs / t_eval:,.0f} detector replays/s)"
         )
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    report = _report(rows)
+    report = _report(rows, [label for label, _, _ in variants(raw)])
     report["timing"] = {
         "generate_s": round(t_gen, 2),
         "evaluate_s": round(t_eval, 2),
@@ -154,8 +187,8 @@ def _outcomes(rows: list[dict[str, Any]], name: str) -> list[Outcome]:
     return out
 
 
-def _report(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    names = [OURS, *ABLATIONS, *baselines.BASELINES]
+def _report(rows: list[dict[str, Any]], detectors: list[str]) -> dict[str, Any]:
+    names = [*detectors, *baselines.BASELINES]
     scores = {n: score(_outcomes(rows, n)) for n in names}
     ours = scores[OURS]
     rate = (ours.tp + ours.fp) / len(rows)
@@ -207,6 +240,7 @@ def _family_row(fam: str, rows: list[dict[str, Any]], ours: Score) -> dict[str, 
     positive = mine[0]["meta"]["must_page"]
     n = len(mine)
     paged = [r for r in mine if r["results"][OURS][0] is not None]
+    seed_paged = sum(r["results"][SEED_ONLY][0] is not None for r in mine if SEED_ONLY in r["results"])
     k = len(paged)
     lo, hi = wilson(k, n)
     attributed = [r for r in paged if r["results"][OURS][1]]
@@ -220,6 +254,7 @@ def _family_row(fam: str, rows: list[dict[str, Any]], ours: Score) -> dict[str, 
         "positive": positive,
         "scenarios": n,
         "paged": k,
+        "paged_seed_only": seed_paged,
         "rate": _r(k / n),
         "ci": [_r(lo), _r(hi)],
         "signal": mine[0]["meta"]["signal"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from orchestrator.corpus.behaviours import productive
+from orchestrator.corpus.benchmark import toolout
 from orchestrator.corpus.benchmark.registry import (
     Family,
     Labels,
@@ -31,7 +32,9 @@ def _versioned(tl: Timeline, rng: random.Random, expected: float, soft: float, s
             v += 1
             tl.write(t, f"repro_v{v}.py")
             t += 0.3
-        tl.bash(t, f"python repro_v{v}.py --case {rng.randint(1, 30)}", error=True, output="Traceback")
+        error = rng.choice(["ValueError: unbalanced quote in 'a>b'", "KeyError: 'gh.cmd'"])
+        out = toolout.traceback(f"repro_v{v}.py", 20 + v, error, workdir=tl.workdir)
+        tl.bash(t, f"python repro_v{v}.py --case {rng.randint(1, 30)}", output=out, exit_code=1)
         t += rng.uniform(0.4, 0.9)
         if rng.random() < 0.3:
             tl.edit(t, f"repro_v{v}.py")
@@ -47,7 +50,9 @@ def _tracked_rerun(tl: Timeline, rng: random.Random, expected: float, soft: floa
     productive(tl, 0.5, onset, rng)
     t, k = onset, 0
     while t < stuck + 3:
-        tl.bash(t, f"pytest tests/test_store.py::test_case_{rng.randint(1, 4)} -x", error=True, output="1 failed")
+        case = f"test_case_{rng.randint(1, 4)}"
+        out = toolout.pytest_run(rng, "tests/test_store.py", [(case, "AssertionError: assert None == 'v'", 31)], 0)
+        tl.bash(t, f"pytest tests/test_store.py::{case} -x", output=out, exit_code=1)
         t += rng.uniform(0.5, 1.0)
         if k % 3 == 0:
             tl.edit(t, "src/app/store.py")
