@@ -13,7 +13,9 @@ import random
 import shutil
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from orchestrator.corpus.behaviours import productive, repo
 from orchestrator.corpus.timeline import Timeline
@@ -466,6 +468,659 @@ def neg_provider_outage(out: Path) -> None:
     tl.write_case(out / tl.case_id, 85)
 
 
+# ---- issue 11: one case per rule principle, in several log formats ------------------
+#
+# Each principle below is scripted once and built in at least two formats; the tool
+# outputs are the texts the tools really print (pytest tracebacks whose line numbers,
+# durations and tmp paths move, build logs with timings, `gh run view`, curl errors).
+# tests/test_corpus_rules.py replays them and checks the evidence each page names.
+
+_SMALL = {"notify_after_min": 30, "notify_before_min": 35}
+_MEDIUM = {"notify_after_min": 70, "notify_before_min": 85}
+
+
+def _files(extra: dict[str, bytes]) -> dict[str, bytes]:
+    """The base repository plus these files (paths as they are: no `__` spelling)."""
+    return {**repo(), **extra}
+
+
+def _bar(title: str, ch: str = "=") -> str:
+    """A pytest separator line: the title centred in 80 columns."""
+    return f" {title} ".center(80, ch) if title else ch * 80
+
+
+def _pytest_head(workdir: str, items: int, progress: str, test_file: str) -> str:
+    return (
+        _bar("test session starts") + "\n"
+        "platform linux -- Python 3.12.3, pytest-8.3.2, pluggy-1.5.0\n"
+        f"rootdir: {workdir}\n"
+        "configfile: pyproject.toml\n"
+        f"collected {items} items\n\n" + f"{test_file} {progress}".ljust(73) + "[100%]\n"
+    )
+
+
+def _store_failure(workdir: str, line: int, secs: float, run: int, addr: int) -> str:
+    """`pytest tests/test_store.py -x`: test_flush_batches fails in Store.flush, the same way each time."""
+    return (
+        _pytest_head(workdir, 14, ".......F", "tests/test_store.py")
+        + "\n"
+        + _bar("FAILURES")
+        + "\n"
+        + _bar("test_flush_batches", "_")
+        + "\n\n"
+        f"tmp_path = PosixPath('/tmp/pytest-of-dev/pytest-{run}/test_flush_batches0')\n\n"
+        "    def test_flush_batches(tmp_path):\n"
+        '        store = Store(tmp_path / "db.sqlite")\n'
+        "        store.put_many(range(10))\n"
+        ">       assert store.flush() == 10\n\n"
+        "tests/test_store.py:41: \n" + "_ " * 39 + "_\n\n"
+        f"self = <app.store.Store object at 0x7f3a9c{addr:06x}>\n\n"
+        "    def flush(self):\n"
+        "        n = 0\n"
+        "        for batch in self._batches():\n"
+        ">           n += self._write(batch)\n"
+        "E           TypeError: unsupported operand type(s) for +=: 'int' and 'NoneType'\n\n"
+        f"src/app/store.py:{line}: TypeError\n" + _bar("short test summary info") + "\n"
+        "FAILED tests/test_store.py::test_flush_batches - TypeError: unsupported operand type(s) "
+        "for +=: 'int' and 'NoneType'\n"
+        "!!!!!!!!!!!!!!!!!!!!!!!!!! stopping after 1 failures !!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+        + _bar(f"1 failed, 7 passed in {secs:.2f}s")
+        + "\n"
+    )
+
+
+def _same_failure_after_edits(fmt: str, seed: int, out: Path) -> None:
+    rng = random.Random(seed)
+    tl = Timeline(
+        f"spiral-same-failure-after-edits-{fmt}",
+        fmt,
+        "small",
+        "Outcomes, loop: from minute 6 the agent edits src/app/store.py (now and then "
+        "src/app/batching.py) and reruns the tracked tests/test_store.py after every edit; "
+        "test_flush_batches fails with the same TypeError each time, only the line number in "
+        "store.py, the duration, the tmp path and the object address move. The page must say "
+        "it failed identically N times, M of them after edits.",
+        _files({"src/app/batching.py": b"def batches(xs, n):\n    return [xs]\n"}),
+        outputs=["src/app/store.py"],
+        realistic=True,
+        expect={"spiral": True, **_SMALL, "signals": ["sustained_bash"]},
+    )
+    t = productive(tl, 0.5, 5, rng, step=0.8, new_files=False)
+    test = "pytest tests/test_store.py -x"
+    line, k = 52, 0
+    while t < 36:
+        k += 1
+        module = "src/app/batching.py" if k % 5 == 0 else "src/app/store.py"
+        tl.edit(t, module)
+        line += rng.choice([0, 1, 2, 3]) if module == "src/app/store.py" else 0
+        t += rng.uniform(0.3, 0.5)
+        output = _store_failure(tl.workdir, line, rng.uniform(0.3, 1.9), 40 + k, rng.randrange(1 << 24))
+        tl.bash(t, test, output=output, exit_code=1)
+        t += rng.uniform(0.4, 0.7)
+        if k % 4 == 0:
+            tl.read(t, "src/app/store.py")
+            t += rng.uniform(0.3, 0.5)
+    tl.write_case(out / tl.case_id, 36)
+
+
+def _build_log(secs: float, version: str) -> str:
+    return (
+        "+ python -m build --wheel\n"
+        "* Creating isolated environment: venv+pip...\n"
+        "* Installing packages in isolated environment:\n"
+        "  - hatchling>=1.21\n"
+        "* Getting build dependencies for wheel...\n"
+        "* Building wheel...\n"
+        f"Successfully built app-{version}-py3-none-any.whl\n"
+        f"build.sh: wheel ok in {secs:.1f}s\n"
+    )
+
+
+def _api_pass(workdir: str, secs: float) -> str:
+    return (
+        _pytest_head(workdir, 18, "..................", "tests/test_api.py")
+        + "\n"
+        + _bar(f"18 passed in {secs:.2f}s")
+        + "\n"
+    )
+
+
+def _build_after_edits(fmt: str, seed: int, build: bool, out: Path) -> None:
+    rng = random.Random(seed)
+    command = "./build.sh" if build else "pytest tests/test_api.py -q"
+    tl = Timeline(
+        f"neg-build-after-edits-{fmt}",
+        fmt,
+        "small",
+        f"Outcomes, healthy: from minute 4 the agent edits a different module each time (new "
+        f"ones too) and reruns the tracked `{command}` after every edit, into the soft band; it "
+        "succeeds every time, its output differing only by timings. The five seed signals alone "
+        "page this run (sustained_bash on the rerun target); the outcomes rule sees a success "
+        "after a change, which is progress: no page.",
+        _files({"tests/test_api.py": b"def test_api(): ...\n"}),
+        realistic=True,
+        expect={"spiral": False},
+    )
+    t = productive(tl, 0.5, 4, rng, step=0.8, new_files=False)
+    modules = ["core", "cli", "store", "config", "api", "auth", "models", "views", "routes", "schemas"]
+    k = 0
+    while t < 34:
+        name = modules[k % len(modules)]
+        path = f"src/app/{name}.py"
+        if path in tl.tracked or k >= len(modules):
+            tl.edit(t, path)
+        else:
+            tl.write(t, path, f"def {name}():\n    return {k}\n")
+        t += rng.uniform(0.3, 0.6)
+        if build:
+            tl.bash(t, command, output=_build_log(rng.uniform(6, 19), "0.4.0"))
+        else:
+            tl.bash(t, command, output=_api_pass(tl.workdir, rng.uniform(0.8, 2.4)))
+        t += rng.uniform(0.5, 0.9)
+        k += 1
+    tl.write_case(out / tl.case_id, 34)
+
+
+_PARSER_TESTS = [
+    "test_empty_input",
+    "test_single_token",
+    "test_nested_parens",
+    "test_unary_minus",
+    "test_operator_precedence",
+    "test_right_assoc_power",
+    "test_function_call",
+    "test_call_with_kwargs",
+    "test_trailing_comma",
+    "test_string_escapes",
+    "test_comments_skipped",
+    "test_error_position",
+    "test_unicode_names",
+]
+
+
+def _parser_run(workdir: str, failing: list[str], secs: float) -> str:
+    n = len(_PARSER_TESTS)
+    if not failing:
+        return (
+            _pytest_head(workdir, n, "." * n, "tests/test_parser.py") + "\n" + _bar(f"{n} passed in {secs:.2f}s") + "\n"
+        )
+    progress = "".join("F" if name in failing else "." for name in _PARSER_TESTS)
+    body = "".join(
+        f"FAILED tests/test_parser.py::{name} - app.parser.ParseError: unexpected token at col {3 + i}\n"
+        for i, name in enumerate(failing)
+    )
+    return (
+        _pytest_head(workdir, n, progress, "tests/test_parser.py")
+        + "\n"
+        + _bar("short test summary info")
+        + "\n"
+        + body
+        + _bar(f"{len(failing)} failed, {n - len(failing)} passed in {secs:.2f}s")
+        + "\n"
+    )
+
+
+def _shrinking_failures(fmt: str, seed: int, out: Path) -> None:
+    rng = random.Random(seed)
+    tl = Timeline(
+        f"neg-shrinking-failures-{fmt}",
+        fmt,
+        "small",
+        "Outcomes, healthy: the agent fixes a parser test by test. After every edit of "
+        "src/app/parser.py (or src/app/lexer.py) it reruns tests/test_parser.py, and one failure "
+        "fewer remains each time (13 failed, 12 failed, ... passed) into the soft band. The rerun "
+        "counts reach the seed's sustained_bash floor, but a changed failure after a change is "
+        "progress: no page.",
+        _files(
+            {
+                "src/app/parser.py": b"def parse(src):\n    raise NotImplementedError\n",
+                "src/app/lexer.py": b"def tokens(src):\n    return []\n",
+                "tests/test_parser.py": b"def test_empty_input(): ...\n",
+            }
+        ),
+        outputs=["src/app/parser.py"],
+        realistic=True,
+        expect={"spiral": False},
+    )
+    t = productive(tl, 0.5, 9, rng, step=0.9)
+    failing = list(_PARSER_TESTS)
+    test = "pytest tests/test_parser.py -q"
+    tl.bash(t, test, output=_parser_run(tl.workdir, failing, 0.41), exit_code=1)
+    t += 0.6
+    k = 0
+    while failing:
+        k += 1
+        tl.edit(t, "src/app/lexer.py" if k % 4 == 0 else "src/app/parser.py")
+        t += rng.uniform(0.4, 0.8)
+        failing.pop(rng.randrange(len(failing)))
+        tl.bash(
+            t, test, output=_parser_run(tl.workdir, failing, rng.uniform(0.3, 0.9)), exit_code=1 if failing else None
+        )
+        t += rng.uniform(0.5, 0.9)
+        if k % 3 == 0:
+            tl.read(t, "src/app/parser.py")
+            t += 0.4
+    while t < 34:  # then the work moves on
+        tl.write(t, f"tests/test_parser_{k:02d}.py", "def test_more(): ...\n")
+        tl.edit(t + 0.5, "src/app/cli.py")
+        tl.bash(t + 1.0, "ruff check src", output="All checks passed!")
+        t += rng.uniform(1.2, 1.8)
+        k += 1
+    tl.write_case(out / tl.case_id, 34)
+
+
+def _flaky_login(workdir: str, passed: bool, secs: float, port: int) -> str:
+    head = _pytest_head(workdir, 1, "." if passed else "F", "tests/test_api.py")
+    if passed:
+        return head + "\n" + _bar(f"1 passed in {secs:.2f}s") + "\n"
+    return (
+        head + "\n" + _bar("FAILURES") + "\n" + _bar("test_login_refreshes_token", "_") + "\n\n"
+        "    def test_login_refreshes_token(client):\n"
+        '        r = client.post("/login", json={"user": "ann", "pw": "pw"})\n'
+        ">       assert r.status_code == 200\n"
+        "E       assert 503 == 200\n"
+        "E        +  where 503 = <Response [503]>.status_code\n\n"
+        "tests/test_api.py:88: AssertionError\n"
+        "----------------------------- Captured log call ------------------------------\n"
+        f"WARNING  app.auth:auth.py:61 token service at 127.0.0.1:{port} not ready\n"
+        + _bar("short test summary info")
+        + "\n"
+        "FAILED tests/test_api.py::test_login_refreshes_token - assert 503 == 200\n"
+        + _bar(f"1 failed in {secs:.2f}s")
+        + "\n"
+    )
+
+
+def _unchanged_tree(fmt: str, seed: int, bucket: str, out: Path) -> None:
+    rng = random.Random(seed)
+    soft = 30 if bucket == "small" else 70
+    end = soft + 5 if bucket == "small" else soft + 14
+    tl = Timeline(
+        f"spiral-rerun-unchanged-tree-{fmt}",
+        fmt,
+        bucket,
+        "Unchanged tree: after its change landed the agent reruns the tracked login test "
+        "(pytest tests/test_api.py::test_login_refreshes_token) again and again hoping the flaky "
+        "token service comes up, reading logs and grepping in between but editing nothing. "
+        "Passing or failing, a rerun on an unchanged tree is loop evidence: it pages.",
+        _files({"src/app/auth.py": b"def login(): ...\n", "tests/test_api.py": b"def test_login(): ...\n"}),
+        outputs=["src/app/auth.py"],
+        realistic=True,
+        expect={"spiral": True, **(_SMALL if bucket == "small" else _MEDIUM), "signals": ["sustained_bash"]},
+    )
+    t = productive(tl, 0.5, soft - 14, rng)
+    tl.edit(t, "src/app/auth.py")
+    t += 0.5
+    test = "pytest tests/test_api.py::test_login_refreshes_token -q"
+    k = 0
+    while t < end + 1:
+        k += 1
+        passed = rng.random() < 0.25
+        tl.bash(
+            t,
+            test,
+            output=_flaky_login(tl.workdir, passed, rng.uniform(0.5, 3.5), 8001),
+            exit_code=None if passed else 1,
+        )
+        t += rng.uniform(0.4, 0.8)
+        side = k % 3
+        if side == 0:
+            tl.bash(t, "grep -n 'not ready' /tmp/app-test.log | tail -5", output="61:token service not ready")
+        elif side == 1:
+            tl.read(t, "src/app/auth.py")
+        t += rng.uniform(0.3, 0.6)
+    tl.write_case(out / tl.case_id, end)
+
+
+_IMPORT_ERR = (
+    "Traceback (most recent call last):\n"
+    '  File "<string>", line 1, in <module>\n'
+    '  File "{workdir}/src/app/__init__.py", line 3, in <module>\n'
+    "    from app.plugins import registry\n"
+    "ModuleNotFoundError: No module named 'app.plugins'\n"
+)
+_IMPORT_COMMANDS = [
+    'python -c "import app"',
+    "python -c 'from app import cli; print(cli.main)'",
+    'PYTHONPATH=src python -c "import app; print(app.__file__)"',
+    "python3 -c 'import app.core'",
+    'python -c "import app.store as s; print(s.Store)"',
+    "PYTHONPATH=src:. python -c 'import app'",
+    "python -c \"import importlib; importlib.import_module('app.config')\"",
+    "python -c 'from app.cli import main; main([\"--help\"])'",
+    'cd src && python -c "import app"',
+    "python -I -c 'import sys; sys.path.insert(0, \"src\"); import app'",
+]
+_CURL_401 = "curl: (22) The requested URL returned error: 401\n"
+_CURL_COMMANDS = [
+    'curl -fsS http://localhost:8000/api/v1/projects -H "Authorization: Bearer $TOKEN"',
+    'curl -fsS http://localhost:8000/api/v1/projects?page=2 -H "Authorization: Bearer $TOKEN"',
+    "curl -fsS -X POST http://localhost:8000/api/v1/projects -H 'Content-Type: application/json' "
+    '-H "Authorization: Bearer $TOKEN" -d \'{"name": "demo"}\'',
+    'curl -fsS http://127.0.0.1:8000/api/v1/me -H "Authorization: Bearer $TOKEN"',
+    "curl -fsS -u admin:admin http://localhost:8000/api/v1/projects",
+    'curl -fsS http://localhost:8000/api/v1/projects -H "Authorization: Token $TOKEN"',
+    'curl -fsS http://localhost:8000/api/v1/projects -H "X-Api-Key: $TOKEN"',
+    'curl -fsSL http://localhost:8000/api/v1/projects/ -H "Authorization: Bearer $(cat .token)"',
+    'curl -fsS "http://localhost:8000/api/v1/projects?token=$TOKEN"',
+    'curl -fsS --oauth2-bearer "$TOKEN" http://localhost:8000/api/v1/projects',
+]
+
+
+def _same_error_varied(fmt: str, seed: int, kind: str, out: Path) -> None:
+    rng = random.Random(seed)
+    what = (
+        "imports the package ten different ways (`python -c ...`), each failing with the same "
+        "ModuleNotFoundError for app.plugins"
+        if kind == "import"
+        else "calls the API with ten different curl commands (other endpoints, methods, auth "
+        "headers), each failing with the same `curl: (22) ... error: 401`"
+    )
+    tl = Timeline(
+        f"spiral-same-error-varied-commands-{fmt}",
+        fmt,
+        "small",
+        f"Same error from varied commands: from minute 18 the agent {what}, reading files between "
+        "tries and changing none. No command has a script target, so the five seed signals do "
+        "not see it; the same_error rule does.",
+        _files({"src/app/api.py": b"def projects(): ...\n"}),
+        outputs=["src/app/api.py"],
+        realistic=True,
+        expect={"spiral": True, **_SMALL, "signals": ["same_error"]},
+    )
+    t = productive(tl, 0.5, 17, rng)
+    commands = _IMPORT_COMMANDS if kind == "import" else _CURL_COMMANDS
+    error = _IMPORT_ERR.format(workdir=tl.workdir) if kind == "import" else _CURL_401
+    code = 1 if kind == "import" else 22
+    reads = ["src/app/__init__.py", "pyproject.toml", "src/app/config.py", "src/app/api.py", "README.md"]
+    k = 0
+    while t < 35:
+        tl.bash(t, commands[k % len(commands)], output=error, exit_code=code)
+        t += rng.uniform(0.5, 1.0)
+        if k % 2 == 1:
+            tl.read(t, reads[(k // 2) % len(reads)])
+            t += rng.uniform(0.4, 0.8)
+        elif k % 4 == 2:
+            probe = (
+                "pip show app"
+                if kind == "import"
+                else "curl -s -o /dev/null -w '%{http_code}\\n' localhost:8000/health"
+            )
+            tl.bash(
+                t,
+                probe,
+                output="Name: app\nVersion: 0.4.0\nLocation: /usr/lib/python3/site-packages"
+                if kind == "import"
+                else "200\n",
+            )
+            t += rng.uniform(0.4, 0.8)
+        k += 1
+    tl.write_case(out / tl.case_id, 35)
+
+
+def _subagent_loop(fmt: str, seed: int, out: Path) -> None:
+    rng = random.Random(seed)
+    agent = "fix-store"
+    tl = Timeline(
+        f"spiral-subagent-same-failure-{fmt}",
+        fmt,
+        "small",
+        "Subagents: the main thread works for ten minutes, then hands the failing store test "
+        "to a subagent (Task), which edits src/app/store.py and reruns tests/test_store.py for the "
+        "rest of the run, failing the same way each time. The subagent's calls are the run's "
+        "work: it pages, and the evidence says the calls were made by subagents.",
+        repo(),
+        outputs=["src/app/store.py"],
+        realistic=True,
+        expect={"spiral": True, **_SMALL, "signals": ["sustained_bash"]},
+    )
+    t = productive(tl, 0.5, 10, rng)
+    test = "pytest tests/test_store.py -x"
+    line, k = 52, 0
+    tl.read(t, "tests/test_store.py", agent=agent)
+    t += 0.5
+    while t < 35:
+        k += 1
+        tl.edit(t, "src/app/store.py", agent=agent)
+        line += rng.choice([0, 1, 2])
+        t += rng.uniform(0.3, 0.5)
+        output = _store_failure(tl.workdir, line, rng.uniform(0.3, 1.9), 60 + k, rng.randrange(1 << 24))
+        tl.bash(t, test, output=output, exit_code=1, agent=agent)
+        t += rng.uniform(0.4, 0.7)
+    tl.write_case(out / tl.case_id, 35)
+
+
+_SCOPE = ["src/app/**", "tests/**"]
+_OUTSIDE = [
+    "docs/auth.md",
+    "scripts/seed_users.py",
+    "src/legacy/auth_compat.py",
+    "README.md",
+    "docs/api.md",
+    "scripts/rotate_keys.sh",
+    "src/legacy/session.py",
+    "docs/deploy.md",
+    "scripts/seed_users.py",
+    "src/billing/tokens.py",
+    "docs/auth.md",
+    "Makefile",
+]
+
+
+def _drift(fmt: str, seed: int, bucket: str, out: Path) -> None:
+    rng = random.Random(seed)
+    soft = 30 if bucket == "small" else 70
+    end = soft + 5 if bucket == "small" else soft + 14
+    tl = Timeline(
+        f"spiral-drift-out-of-scope-{fmt}",
+        fmt,
+        bucket,
+        "Drift: the ticket's scope is src/app/** and tests/**, its outputs src/app/auth.py and "
+        "tests/test_auth.py. After the first stretch the agent keeps editing docs/, scripts/, "
+        "src/legacy/ and src/billing/ (tidying what it came across) while the outputs stay "
+        "untouched: it pages, naming the files outside the scope.",
+        _files(
+            {
+                "src/app/auth.py": b"def login(): ...\n",
+                "tests/test_auth.py": b"def test_login(): ...\n",
+                "docs/auth.md": b"# Auth\n",
+                "docs/api.md": b"# API\n",
+                "docs/deploy.md": b"# Deploy\n",
+                "scripts/seed_users.py": b"print('seed')\n",
+                "scripts/rotate_keys.sh": b"#!/bin/sh\n",
+                "src/legacy/auth_compat.py": b"def compat(): ...\n",
+                "src/legacy/session.py": b"class Session: ...\n",
+                "src/billing/tokens.py": b"def token(): ...\n",
+                "Makefile": b"test:\n\tpytest\n",
+            }
+        ),
+        outputs=["src/app/auth.py", "tests/test_auth.py"],
+        scope=list(_SCOPE),
+        realistic=True,
+        expect={"spiral": True, **(_SMALL if bucket == "small" else _MEDIUM), "signals": ["drift"]},
+    )
+    t = 0.5
+    stop = soft - 20
+    k = 0
+    while t < stop:  # in scope: the outputs move
+        k += 1
+        tl.edit(t, "src/app/auth.py" if k % 2 else "tests/test_auth.py")
+        tl.bash(t + 0.4, "pytest tests/test_auth.py -q", output=_bar(f"{k} passed in 0.{k}1s"))
+        tl.read(t + 0.8, rng.choice(["src/app/core.py", "src/app/config.py", "src/app/auth.py"]))
+        t += rng.uniform(1.3, 1.9)
+    k = 0
+    while t < end:  # out of scope: docs, scripts, other packages; outputs untouched
+        path = _OUTSIDE[k % len(_OUTSIDE)]
+        tl.read(t, path)
+        tl.edit(t + 0.4, path)
+        if path.startswith("scripts/") and path.endswith(".py"):
+            tl.bash(t + 0.8, f"python {path} --dry-run", output="would create 3 users")
+        elif k % 3 == 0:
+            tl.bash(t + 0.8, "git diff --stat", output=f" {path} | 4 ++--\n 1 file changed")
+        t += rng.uniform(1.4, 2.2)
+        k += 1
+    tl.write_case(out / tl.case_id, end)
+
+
+def _brief_excursion(fmt: str, seed: int, out: Path) -> None:
+    rng = random.Random(seed)
+    tl = Timeline(
+        f"neg-drift-brief-excursion-{fmt}",
+        fmt,
+        "small",
+        "Drift, healthy: scope src/app/** and tests/**, outputs src/app/auth.py and "
+        "tests/test_auth.py. Around minute 27 the agent updates docs/auth.md and README.md and "
+        "fixes scripts/seed_users.py for the new login flow, then goes back to the outputs, which "
+        "keep changing into the soft band: no page.",
+        _files(
+            {
+                "src/app/auth.py": b"def login(): ...\n",
+                "tests/test_auth.py": b"def test_login(): ...\n",
+                "docs/auth.md": b"# Auth\n",
+                "scripts/seed_users.py": b"print('seed')\n",
+            }
+        ),
+        outputs=["src/app/auth.py", "tests/test_auth.py"],
+        scope=list(_SCOPE),
+        realistic=True,
+        expect={"spiral": False},
+    )
+    t, k = 0.5, 0
+    excursion = False
+    while t < 34:
+        k += 1
+        if not excursion and t > 26:
+            excursion = True
+            for path in ("docs/auth.md", "README.md", "scripts/seed_users.py"):
+                tl.read(t, path)
+                tl.edit(t + 0.4, path)
+                t += rng.uniform(0.8, 1.2)
+            tl.bash(t, "python scripts/seed_users.py --dry-run", output="would create 3 users")
+            t += 0.5
+        tl.edit(t, "src/app/auth.py" if k % 2 else "tests/test_auth.py")
+        tl.bash(t + 0.4, f"pytest tests/test_auth.py -q -k case_{k % 7}", output=_bar(f"{k} passed in 0.{k % 9}1s"))
+        if k % 3 == 0:
+            tl.write(t + 0.8, f"src/app/auth_{k:02d}.py", f"def step_{k}(): ...\n")
+        t += rng.uniform(1.2, 1.8)
+    tl.write_case(out / tl.case_id, 34)
+
+
+_RUN_ID = 9876543210
+
+
+def _gh_view(status: str, done_jobs: int, minutes: int) -> str:
+    """`gh run view` as it prints without a terminal: the run's headline, then its jobs."""
+    jobs = ["lint", "typecheck", "test (3.11)", "test (3.12)", "build"]
+    ago = "less than a minute ago" if minutes < 1 else f"about {minutes} minute{'s' if minutes > 1 else ''} ago"
+    mark = {"queued": "-", "in_progress": "*", "completed": "✓"}[status]
+    lines = [f"{mark} fix-auth CI · {_RUN_ID}", f"Triggered via push {ago}", "", "JOBS"]
+    for i, job in enumerate(jobs):
+        jid = 27182818280 + i
+        if status == "queued":
+            lines.append(f"- {job} (ID {jid})")
+        elif i < done_jobs:
+            lines.append(f"✓ {job} in {20 + 17 * i}s (ID {jid})")
+        else:
+            lines.append(f"* {job} (ID {jid})")
+    lines += [
+        "",
+        "For more information about a job, try: gh run view --job=<job-id>",
+        f"View this run on GitHub: https://github.com/acme/app/actions/runs/{_RUN_ID}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _ci_poll(fmt: str, seed: int, stale: bool, joined: bool, out: Path) -> None:
+    rng = random.Random(seed)
+    view = f"gh run view {_RUN_ID}"
+    how = f"`sleep 30 && {view}`" if joined else f"`sleep 30` then `{view}`"
+    if stale:
+        case_id = f"spiral-ci-poll-stale-{fmt}"
+        text = (
+            f"Polling, stale: after pushing at minute 14 the agent polls CI with {how} for the rest "
+            "of the run; the run sits in_progress with the same jobs running every time (only its "
+            "age moves). The same answer again and again is a stale poll: it pages."
+        )
+        expect: dict[str, Any] = {"spiral": True, **_SMALL, "signals": ["polling"]}
+    else:
+        case_id = f"neg-ci-poll-progress-{fmt}"
+        text = (
+            f"Polling, healthy: after pushing at minute 24 the agent polls CI with {how}; the run "
+            "moves queued -> in_progress with one more job done at each look -> completed, and the "
+            "work moves on. The seed's polling count alone would page; a poll whose output moves "
+            "is not stale: no page."
+        )
+        expect = {"spiral": False}
+    tl = Timeline(case_id, fmt, "small", text, _files({"src/app/auth.py": b"def login(): ...\n"}), realistic=True)
+    tl.outputs = ["src/app/auth.py"]
+    tl.expect = expect
+    push_at = 14.0 if stale else 24.0
+    t = productive(tl, 0.5, push_at - 1, rng)
+    tl.edit(t, "src/app/auth.py")
+    tl.bash(
+        t + 0.3,
+        "git push origin fix-auth",
+        output="To github.com:acme/app.git\n   3f2a1b7..9c8d7e6  fix-auth -> fix-auth\n",
+    )
+    t += 0.6
+    states: list[tuple[str, int]]
+    if stale:
+        states = [("queued", 0), ("in_progress", 2)] + [("in_progress", 2)] * 60
+    else:
+        states = [
+            ("queued", 0),
+            ("in_progress", 0),
+            ("in_progress", 1),
+            ("in_progress", 2),
+            ("in_progress", 3),
+            ("in_progress", 4),
+            ("completed", 5),
+        ]
+    end = 35.0 if stale else 34.0
+    for status, done in states:
+        if t >= end - 0.3:
+            break
+        minutes = int(t - push_at)
+        output = _gh_view(status, done, minutes)
+        if joined:
+            tl.bash(t, f"sleep 30 && {view}", output=output)
+        else:
+            tl.bash(t, "sleep 30", output="")
+            tl.bash(t + 0.55, view, output=output)
+        t += rng.uniform(0.7, 0.9)
+    while t < end:  # the run is green: work moves on
+        tl.edit(t, rng.choice(["src/app/core.py", "src/app/cli.py", "src/app/auth.py"]))
+        tl.bash(t + 0.4, "pytest -q", output=_bar(f"42 passed in {rng.uniform(2, 4):.2f}s"))
+        tl.write(t + 0.8, f"tests/test_auth_{int(t):02d}.py", "def test_x(): ...\n")
+        t += rng.uniform(1.0, 1.5)
+    tl.write_case(out / tl.case_id, end)
+
+
+RULE_CASES: list[Callable[[Path], None]] = [
+    partial(_same_failure_after_edits, "claude-stream-json", 101),
+    partial(_same_failure_after_edits, "codex-json", 102),
+    partial(_build_after_edits, "generic", 103, True),
+    partial(_build_after_edits, "claude-transcript", 104, False),
+    partial(_shrinking_failures, "codex-json", 105),
+    partial(_shrinking_failures, "claude-stream-json", 106),
+    partial(_unchanged_tree, "claude-transcript", 107, "small"),
+    partial(_unchanged_tree, "generic", 108, "medium"),
+    partial(_same_error_varied, "codex-json", 109, "import"),
+    partial(_same_error_varied, "generic", 110, "curl"),
+    partial(_same_error_varied, "claude-stream-json", 111, "import"),
+    partial(_subagent_loop, "claude-stream-json", 112),
+    partial(_subagent_loop, "claude-transcript", 113),
+    partial(_drift, "codex-json", 114, "small"),
+    partial(_drift, "generic", 115, "medium"),
+    partial(_brief_excursion, "claude-transcript", 116),
+    partial(_brief_excursion, "codex-json", 117),
+    partial(_ci_poll, "claude-stream-json", 118, False, False),
+    partial(_ci_poll, "codex-json", 119, False, True),
+    partial(_ci_poll, "generic", 120, True, False),
+    partial(_ci_poll, "claude-transcript", 121, True, True),
+]
+
+
 CASES: list[Callable[[Path], None]] = [
     spiral_001,
     spiral_002,
@@ -483,6 +1138,7 @@ CASES: list[Callable[[Path], None]] = [
     spiral_codex_versions,
     spiral_transcript_until,
     spiral_generic_pingpong,
+    *RULE_CASES,
 ]
 
 
