@@ -28,7 +28,7 @@ from collections import deque
 from typing import Any, NamedTuple
 
 from spiral import model
-from spiral.fingerprint import Fingerprinter, error_text
+from spiral.fingerprint import Fingerprinter
 from spiral.model import ToolCall
 from spiral.settings import Settings
 from spiral.window import SlidingCounter
@@ -82,10 +82,10 @@ class CallWindows:
         self._queue: deque[tuple[ToolCall, Meaning, int, int]] = deque()
         self._wait = r.result_wait_s if r.needs_results else None
         self._fp = Fingerprinter(r.masks)
-        self._runs: dict[str, tuple[str | None, int, int]] = {}  # target -> (fingerprint, tree version, call no.)
+        self._runs: dict[str, tuple[ToolCall, int, int]] = {}  # target -> (last run, tree version, call no.)
         self._recent = max(s.sb_window, s.rep_window)  # a rerun compares with a run at most this many calls back
         self._done = r.poll_done
-        self._polled: dict[str, str | None] = {}  # poll / check command -> its last fingerprint
+        self._polled: dict[str, ToolCall] = {}  # poll / check command -> its last run
         self._check_moved = False  # whether the latest check between sleeps returned something new
         self._error_version = 0
 
@@ -139,14 +139,13 @@ class CallWindows:
     def _take(self, call: ToolCall, m: Meaning, tree: int, real: int) -> None:
         r = self.rules
         script, file, target, poll = m.script, m.file, m.target, m.poll
-        fp = self._fp.of(call) if self._wait is not None else None
         if r.outcomes:
             run_key = target or (file if call.tool == model.BASH else None)
             kind = since = None
             if run_key is not None:
-                kind, since = self._rerun(run_key, call, fp, tree)
+                kind, since = self._rerun(run_key, call, tree)
             elif call.tool == model.READ and file is not None:
-                kind, since = self._reread(file, fp, tree)
+                kind, since = self._reread(file, call, tree)
             elif call.tool in model.WRITING_TOOLS and file is not None:
                 kind = self._edit(file, call)
             if kind in _NOT_COUNTED:
@@ -157,22 +156,22 @@ class CallWindows:
         self.rep_files.push(file)
         self.sb_targets.push(target)
         if m.shell_like:
-            self.polls.push(self._poll(call, poll, fp) if r.poll_progress else poll)
+            self.polls.push(self._poll(call, poll) if r.poll_progress else poll)
         if r.same_error:
-            self._error(call, fp, real)
+            self._error(call, real)
         self.pushed += 1
 
-    def _rerun(self, key: str, call: ToolCall, fp: str | None, tree: int) -> tuple[str, int | None]:
+    def _rerun(self, key: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
         prev = self._runs.get(key)
-        self._remember(self._runs, key, (fp, tree, self.pushed))
+        self._remember(self._runs, key, (call, tree, self.pushed))
         if prev is None or self.pushed - prev[2] > self._recent:
             return FIRST, None  # no recent run to compare with: a run like any other
-        prev_fp, prev_tree, _ = prev
+        before, prev_tree, _ = prev
         if tree == prev_tree:
             return UNCHANGED, prev_tree
-        if fp is None or prev_fp is None:
+        if not call.result_seen or not before.result_seen:
             return UNKNOWN, prev_tree
-        if call.is_error and fp == prev_fp:
+        if call.is_error and before.is_error and self._fp.same(call, before):
             return SAME_FAILURE, prev_tree
         return PROGRESS, prev_tree
 
@@ -183,37 +182,42 @@ class CallWindows:
             return UNKNOWN if not call.result_seen else SAME_FAILURE
         return REVERTED if path in self.reverted else NEW_CONTENT
 
-    def _reread(self, key: str, fp: str | None, tree: int) -> tuple[str, int | None]:
+    def _reread(self, key: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
         prev = self._runs.get("read:" + key)
-        self._remember(self._runs, "read:" + key, (fp, tree, self.pushed))
-        if prev is None or fp is None or prev[0] is None or self.pushed - prev[2] > self._recent:
-            return (FIRST if prev is None else UNKNOWN), None
-        return (SAME_READ if fp == prev[0] else FRESH_READ), prev[1]
+        self._remember(self._runs, "read:" + key, (call, tree, self.pushed))
+        if prev is None or self.pushed - prev[2] > self._recent:
+            return FIRST, None
+        before = prev[0]
+        if not call.result_seen or not before.result_seen:
+            return UNKNOWN, None
+        # a file's content is compared as it came back: its line numbers are not noise
+        same = call.is_error == before.is_error and call.output_ends == before.output_ends
+        return (SAME_READ if same else FRESH_READ), prev[1]
 
-    def _poll(self, call: ToolCall, poll: str | None, fp: str | None) -> str | None:
+    def _poll(self, call: ToolCall, poll: str | None) -> str | None:
         """The poll kind when this call counts as a stale poll, else None."""
         if poll == "sleep" and not (call.output_ends or "").strip():
             return None if self._check_moved else poll  # a bare sleep: as stale as the check before it
         key = (poll or "check") + ":" + (call.command or "")
-        had = key in self._polled
-        prev = self._polled.get(key)
-        self._remember(self._polled, key, fp)
+        before = self._polled.get(key)
+        self._remember(self._polled, key, call)
         if poll is None:  # a command checked between sleeps: did it return something new?
-            self._check_moved = not had or fp is None or fp != prev
+            self._check_moved = before is None or not self._fp.same(call, before)
             return None
-        if poll == "until" or fp is None:
+        if poll == "until" or not call.result_seen:
             return poll  # nothing to judge by: counted, as the contract counts it
         done = self._done is not None and self._done.search(call.output_ends or "") is not None
-        stale = not done and (not had or fp == prev)  # a first look at a running task is a poll too
+        # a first look at a running task is a poll too
+        stale = not done and (before is None or self._fp.same(call, before))
         self._check_moved = not stale
         return poll if stale else None
 
-    def _error(self, call: ToolCall, fp: str | None, real: int) -> None:
+    def _error(self, call: ToolCall, real: int) -> None:
         if real != self._error_version:  # a real file changed: earlier errors are no longer the same situation
             self._error_version = real
             self.errors = SlidingCounter(self.rules.same_error_window)
             self.error_commands = {}
-        key = error_text(call, fp)
+        key = self._fp.error(call)
         self.errors.push(key)
         if key is not None:
             commands = self.error_commands.setdefault(key, {})

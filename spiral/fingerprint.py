@@ -1,10 +1,10 @@
 """What a call's result was, as a comparable fingerprint: volatile parts masked (pure).
 
-Two runs "fail the same way" when their fingerprints are equal: same
-failure flag and exit code, same output once timestamps, durations, hex ids,
-temporary paths, line numbers and pids (the masks in buckets.yaml) are
-replaced. A loop repeats the same outputs, so fingerprints are memoised per
-output text.
+Two runs "came back the same" when they have the same failure flag and
+exit code and the same output once timestamps, durations, hex ids, temporary
+paths, line numbers and pids (the masks in buckets.yaml) are replaced.
+Masking is the costly part, so it is done only when two outputs differ as
+text, and memoised per output text (a loop repeats the same outputs).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from spiral.model import ToolCall
 
 _MEMO = 4096
+_COMPARED = 300  # characters of an output compared
 _SPACE = re.compile(r"\s+")
 
 
@@ -32,20 +33,20 @@ class Fingerprinter:
             self._memo[text] = out
         return out
 
-    def of(self, call: ToolCall) -> str | None:
-        """The call's outcome fingerprint; None while its result is unknown."""
-        if not call.result_seen:
+    def same(self, a: ToolCall, b: ToolCall) -> bool:
+        """Whether two calls came back the same, volatile parts aside (both results known)."""
+        if not (a.result_seen and b.result_seen) or a.is_error != b.is_error or a.exit_code != b.exit_code:
+            return False
+        x, y = a.output_ends or "", b.output_ends or ""
+        return x == y or self.masked(_ends(x)) == self.masked(_ends(y))
+
+    def error(self, call: ToolCall) -> str | None:
+        """The masked error text of a failed call that printed one (the same-error rule's key)."""
+        if not (call.result_seen and call.is_error and call.output_ends):
             return None
-        head = "E" if call.is_error else "O"
-        if call.exit_code is not None:
-            head += str(call.exit_code)
-        ends = call.output_ends
-        return head + "|" + (self.masked(ends) if ends else "")
+        return self.masked(_ends(call.output_ends)) or None
 
 
-def error_text(call: ToolCall, fingerprint: str | None) -> str | None:
-    """The masked error output of a failed call that printed one (the same-error rule's key)."""
-    if fingerprint is None or not call.is_error:
-        return None
-    body = fingerprint.split("|", 1)[1]
-    return body or None
+def _ends(text: str) -> str:
+    """What is compared of an output: its start and its end (where errors and summaries are)."""
+    return text if len(text) <= _COMPARED else text[: _COMPARED // 3] + text[-(2 * _COMPARED) // 3 :]

@@ -136,6 +136,7 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         base=ticket.base,
         branch=f"ticket/{ticket.id}",
         outputs=list(ticket.outputs),
+        scope=list(ticket.scope),
         overrides=ticket.overrides,
         time_scale=ticket.speed,
         snapshot_every_s=settings.snapshot_every_s,
