@@ -5,7 +5,7 @@ rules of buckets.yaml (spiral/rules.py) decide, per call, whether it is
 counted at all, from what the call returned and whether the tree changed:
 
 - outcomes: a rerun of a script or test counts when it reproduces the
-  previous run's failure (fingerprints equal) or when nothing in the tree
+  failure of the previous run of the same command (fingerprints equal) or when nothing in the tree
   changed since that run; a rerun after a change that succeeds, or fails
   differently, is progress and is not counted. A Read of a file that returns
   something new (another chunk, the file after an edit) is not counted, nor
@@ -60,6 +60,10 @@ class Run(NamedTuple):
     agent: str | None
     since: int  # tree version of the previous run of the target
     at: int  # tree version at this run
+
+
+def _new_success(call: ToolCall, before: ToolCall, fp: Fingerprinter) -> bool:
+    return call.result_seen and not call.is_error and before.result_seen and not fp.same(call, before)
 
 
 class CallWindows:
@@ -161,12 +165,18 @@ class CallWindows:
             self._error(call, real)
         self.pushed += 1
 
-    def _rerun(self, key: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
-        prev = self._runs.get(key)
-        self._remember(self._runs, key, (call, tree, self.pushed))
-        if prev is None or self.pushed - prev[2] > self._recent:
-            return FIRST, None  # no recent run to compare with: a run like any other
-        before, prev_tree, _ = prev
+    def _rerun(self, target: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
+        """A run compared with the last run of the same command (arguments and all) or, for a
+        command not run lately, with the last run of the same target."""
+        same_cmd = self._recent_run("cmd:" + (call.command or target))
+        same_target = self._recent_run("target:" + target)
+        self._remember(self._runs, "cmd:" + (call.command or target), (call, tree, self.pushed))
+        self._remember(self._runs, "target:" + target, (call, tree, self.pushed))
+        if same_cmd is None:
+            if same_target is not None and _new_success(call, same_target[0], self._fp):
+                return FRESH_READ, same_target[1]  # another chunk, another passing case: new information
+            return FIRST, None  # nothing comparable: a run like any other
+        before, prev_tree = same_cmd
         if tree == prev_tree:
             return UNCHANGED, prev_tree
         if not call.result_seen or not before.result_seen:
@@ -174,6 +184,12 @@ class CallWindows:
         if call.is_error and before.is_error and self._fp.same(call, before):
             return SAME_FAILURE, prev_tree
         return PROGRESS, prev_tree
+
+    def _recent_run(self, key: str) -> tuple[ToolCall, int] | None:
+        prev = self._runs.get(key)
+        if prev is None or self.pushed - prev[2] > self._recent:
+            return None
+        return prev[0], prev[1]
 
     def _edit(self, path: str, call: ToolCall) -> str | None:
         """An edit that went through and left new content is progress; a failed one, or an edit of a
