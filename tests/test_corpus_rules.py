@@ -12,6 +12,7 @@ with the rules.
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import load_case
 from orchestrator.corpus.replay import ReplayResult, replay_case
 from spiral.settings import Settings
-from tests.helpers import CORPUS, SEED_RAW
+from tests.helpers import CORPUS, ROOT, SEED_RAW
 
 FORMATS = ("claude-stream-json", "claude-transcript", "codex-json", "generic")
 PRINCIPLES = {  # case-id prefix -> the formats it is built in
@@ -170,3 +171,52 @@ def test_new_cases_are_listed_here() -> None:
     prefixes = tuple(PRINCIPLES)
     found = sorted(p.name for p in Path(CORPUS).iterdir() if p.name.startswith(prefixes))
     assert found == sorted(CASE_IDS)
+
+
+# ---- known misses (tools/build_corpus.py KNOWN_MISSES): kept out of corpus/, strict xfails ----------
+
+MISSES = {
+    "spiral-same-failure-slow-test-generic": "tool calls ran tests/test_store.py; it failed identically",
+    "spiral-same-failure-slow-test-claude-stream-json": "tool calls ran tests/test_store.py; it failed identically",
+    "spiral-ci-poll-stale-list-codex-json": "shell calls polled a background task",
+    "spiral-ci-poll-stale-json-claude-transcript": "shell calls polled a background task",
+}
+_WHY = {
+    "slow-test": "outputs are cut to their ends before masking: a duration that changes its number of digits "
+    "(9.87s, 12.31s) shifts the compared tail, so the same failure reads as a different one",
+    "stale-list": "the duration mask needs a word boundary after each unit: gh's ELAPSED `2m31s` is not masked, "
+    "so every look at the same in_progress row seems to move",
+    "stale-json": "poll_progress.done_pattern matches the key `conclusion` in gh's JSON, so a run still "
+    "in_progress reads as finished and the poll is never stale",
+}
+
+
+@pytest.fixture(scope="module")
+def misses(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import build_corpus
+    finally:
+        sys.path.pop(0)
+    out = tmp_path_factory.mktemp("misses")
+    for make in build_corpus.KNOWN_MISSES:
+        make(out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(MISSES)
+    return out
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        pytest.param(
+            case_id,
+            marks=pytest.mark.xfail(strict=True, reason=next(w for k, w in _WHY.items() if k in case_id)),
+        )
+        for case_id in MISSES
+    ],
+)
+def test_known_miss(misses: Path, case_id: str) -> None:
+    """Each known miss, judged as its principle says: a page in the soft band on the expected signal."""
+    result = replay_case(misses / case_id, _buckets(False))
+    assert result.passed, (result.failures, result.signals, result.evidence)
+    _evidence(result, MISSES[case_id])

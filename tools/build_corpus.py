@@ -1121,6 +1121,102 @@ RULE_CASES: list[Callable[[Path], None]] = [
 ]
 
 
+# ---- known misses: cases the detector does not yet judge as their principle says --------
+#
+# Kept out of corpus/ (the regression suite requires every case there to pass) and built by
+# tests/test_corpus_rules.py into a temporary folder, where they are strict xfails: each one
+# flips to a pass, and then belongs in CASES, when the detector is fixed.
+
+
+def _store_failure_quiet(workdir: str, line: int, secs: float, run: int, addr: int) -> str:
+    """`pytest -q`: the same failure as _store_failure, its last line unpadded (`1 failed, ... in 9.87s`)."""
+    full = _store_failure(workdir, line, secs, run, addr)
+    failures = full[full.index(_bar("FAILURES")) : full.index("!!!")]
+    return ".......F......".ljust(73) + "[100%]\n" + failures + f"1 failed, 13 passed in {secs:.2f}s\n"
+
+
+def _same_failure_slow_test(fmt: str, seed: int, out: Path) -> None:
+    rng = random.Random(seed)
+    tl = Timeline(
+        f"spiral-same-failure-slow-test-{fmt}",
+        fmt,
+        "small",
+        "Outcomes, loop (known miss): as spiral-same-failure-after-edits, but the test is slow "
+        "(7.5 to 14.5 s) and run with -q, so its unpadded last line is `1 failed, 13 passed in "
+        "9.87s` one time and `... in 12.31s` the next. The same failure after each edit must page "
+        "on sustained_bash.",
+        _files({"src/app/batching.py": b"def batches(xs, n):\n    return [xs]\n"}),
+        outputs=["src/app/store.py"],
+        realistic=True,
+        expect={"spiral": True, **_SMALL, "signals": ["sustained_bash"]},
+    )
+    t = productive(tl, 0.5, 5, rng, step=0.8, new_files=False)
+    line, k = 52, 0
+    while t < 36:
+        k += 1
+        tl.edit(t, "src/app/store.py")
+        line += rng.choice([0, 1, 2, 3])
+        t += rng.uniform(0.3, 0.5)
+        output = _store_failure_quiet(tl.workdir, line, rng.uniform(7.5, 14.5), 40 + k, rng.randrange(1 << 24))
+        tl.bash(t, "pytest tests/test_store.py -q", output=output, exit_code=1)
+        t += rng.uniform(0.4, 0.7)
+    tl.write_case(out / tl.case_id, 36)
+
+
+def _ci_stale_variant(fmt: str, seed: int, kind: str, out: Path) -> None:
+    rng = random.Random(seed)
+    if kind == "list":
+        command, what = (
+            "gh run list --branch fix-auth --limit 1",
+            (
+                "`sleep 30` then `gh run list --branch fix-auth --limit 1`, whose row stays in_progress; "
+                "only its ELAPSED column (`2m31s`, `3m5s`, ...) and nothing else moves"
+            ),
+        )
+    else:
+        command, what = (
+            f"sleep 30 && gh run view {_RUN_ID} --json status,conclusion",
+            (
+                f"`sleep 30 && gh run view {_RUN_ID} --json status,conclusion`, which answers "
+                '`{"conclusion":"","status":"in_progress"}` every time'
+            ),
+        )
+    tl = Timeline(
+        f"spiral-ci-poll-stale-{kind}-{fmt}",
+        fmt,
+        "small",
+        f"Polling, stale (known miss): after pushing at minute 13 the agent polls CI with {what}, "
+        "to the end of the run. The same answer again and again must page on polling.",
+        _files({"src/app/auth.py": b"def login(): ...\n"}),
+        outputs=["src/app/auth.py"],
+        realistic=True,
+        expect={"spiral": True, **_SMALL, "signals": ["polling"]},
+    )
+    t = productive(tl, 0.5, 12.5, rng)
+    tl.edit(t, "src/app/auth.py")
+    tl.bash(t + 0.3, "git push origin fix-auth", output="   3f2a1b7..9c8d7e6  fix-auth -> fix-auth\n")
+    push_at = t + 0.3
+    t += 0.8
+    while t < 35:
+        if kind == "list":
+            tl.bash(t, "sleep 30", output="")
+            elapsed = int((t + 0.5 - push_at) * 60)
+            row = f"in_progress\t\tFix token refresh\tCI\tfix-auth\tpush\t{_RUN_ID}\t{elapsed // 60}m{elapsed % 60}s\t"
+            tl.bash(t + 0.5, command, output=row + "2026-05-20T09:13:30Z\n")
+        else:
+            tl.bash(t, command, output='{"conclusion":"","status":"in_progress"}\n')
+        t += rng.uniform(0.7, 0.9)
+    tl.write_case(out / tl.case_id, 35)
+
+
+KNOWN_MISSES: list[Callable[[Path], None]] = [
+    partial(_same_failure_slow_test, "generic", 131),
+    partial(_same_failure_slow_test, "claude-stream-json", 132),
+    partial(_ci_stale_variant, "codex-json", 133, "list"),
+    partial(_ci_stale_variant, "claude-transcript", 134, "json"),
+]
+
+
 CASES: list[Callable[[Path], None]] = [
     spiral_001,
     spiral_002,
