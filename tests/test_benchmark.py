@@ -104,3 +104,57 @@ def test_committed_table_is_reproduced() -> None:
     if marker not in p.stdout:  # ../shared/real-traces absent: compare the generated part only
         committed = committed.split(marker)[0].rstrip() + "\n"
     assert p.stdout == committed, "docs/benchmark.md is stale: regenerate it with ./dev.sh eval --bench --markdown"
+
+
+def test_variants_seed_only_and_one_ablation_per_rule() -> None:
+    from orchestrator.corpus.benchmark import runner
+
+    raw = BucketsFile().raw
+    seedless = {k: v for k, v in raw.items() if k != "rules"}
+    labels = [label for label, _, _ in runner.variants(seedless)]
+    assert labels == [runner.OURS, runner.SEED_ONLY, *runner.ABLATIONS]  # no rules: no rule rows
+    rows = runner.variants(raw)
+    seed = dict((label, m) for label, m, _ in rows)[runner.SEED_ONLY]
+    assert "rules" not in seed and seed["signals"] == raw["signals"]
+    rules = raw.get("rules") or {}
+    switchable = [n for n, v in rules.items() if isinstance(v, dict) and "enabled" in v]
+    assert [label for label, _, _ in rows][2 + len(runner.ABLATIONS) :] == [
+        f"ours without rule {n}" for n in switchable
+    ]
+    for label, mapping, _ in rows:
+        if label.startswith("ours without rule "):
+            name = label.removeprefix("ours without rule ")
+            assert mapping["rules"][name]["enabled"] is False
+            assert raw["rules"][name]["enabled"] is True  # the buckets mapping itself is left alone
+
+
+def test_rule_families_present_and_every_format_rotated() -> None:
+    names = {f.name for f in families.FAMILIES}
+    assert {
+        "same-failure-masked",
+        "rerun-unchanged-tree",
+        "same-error-varied-commands",
+        "subagent-loop",
+        "drift-out-of-scope",
+        "poll-same-status",
+        "lint-fix-one-by-one",
+        "test-failures-shrinking",
+        "build-log-timings",
+        "taskoutput-collect-subagents",
+        "varied-errors-while-fixing",
+        "scope-brief-excursion",
+        "healthy-subagents",
+    } <= names
+
+
+def test_subagent_and_scope_families_render_what_the_rules_read(tmp_path: Path) -> None:
+    by_name = {f.name: f for f in families.FAMILIES}
+    stream = families.write_scenario(by_name["subagent-loop"], 0, tmp_path)  # index 0: claude-stream-json
+    lines = [json.loads(x)["data"] for x in (stream / "events.jsonl").read_text().splitlines()]
+    assert any(d.get("parent_tool_use_id") for d in lines if d.get("type") == "assistant")
+    transcript = families.write_scenario(by_name["subagent-loop"], 3, tmp_path)  # index 3: claude-transcript
+    lines = [json.loads(x)["data"] for x in (transcript / "events.jsonl").read_text().splitlines()]
+    assert any(d.get("isSidechain") is True and d.get("agentId") for d in lines)
+    drift = families.write_scenario(by_name["drift-out-of-scope"], 0, tmp_path)
+    assert "scope:" in (drift / "case.yaml").read_text()
+    assert "Exit code 1\n" in (stream / "events.jsonl").read_text().replace("\\n", "\n")  # Claude's failed Bash

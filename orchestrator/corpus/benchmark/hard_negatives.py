@@ -80,7 +80,7 @@ def _tail(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck:
     end = end_of(rng, soft, stuck)
     t, k = 0.5, 0
     while t < end:
-        tl.bash(t, "tail -n 40 build.log")
+        tl.bash(t, "tail -n 40 build.log", output=f"[{k + 1}/{k + 9}] compiled src/app/step_{k:03d}.py")  # it grows
         tl.edit(t + 0.4, f"src/app/{['core', 'cli', 'store', 'config'][k % 4]}.py")
         if k % 3 == 0:
             tl.write(t + 0.8, f"src/app/step_{k:03d}.py")
@@ -145,12 +145,26 @@ def _newtests(tl: Timeline, rng: random.Random, expected: float, soft: float, st
     while t < end:
         name = f"tests/test_feature_{k:03d}.py"
         tl.write(t, name)
-        tl.bash(t + 0.4, f"pytest {name} -q", error=rng.random() < 0.5)
+        failed = rng.random() < 0.5
+        fails = [(f"test_feature_{k}", f"AssertionError: assert {k} == {k + 1}", 12)] if failed else []
+        out = toolout.pytest_run(rng, name, fails, 3, workdir=tl.workdir)
+        tl.bash(t + 0.4, f"pytest {name} -q", output=out, exit_code=1 if failed else 0)
         tl.edit(t + 0.8, name)
-        tl.bash(t + 1.1, f"pytest {name} -q")
+        tl.bash(t + 1.1, f"pytest {name} -q", output=toolout.pytest_run(rng, name, [], 4, workdir=tl.workdir))
         t += rng.uniform(1.8, 2.8)
         k += 1
     return negative_labels(), end
+
+
+_TRANSIENT = [
+    ("pip install -e .", "ERROR: Could not install packages due to an OSError: [Errno 104] Connection reset by peer"),
+    ("npm ci", "npm ERR! code ECONNRESET\nnpm ERR! network aborted"),
+    (
+        "git fetch origin",
+        "fatal: unable to access 'https://github.com/acme/x.git/': Recv failure: Connection reset by peer",
+    ),
+    ("./scripts/fetch_fixtures.sh", "curl: (56) Recv failure: Connection reset by peer"),
+]
 
 
 @family(
@@ -160,9 +174,9 @@ def _retry(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck
     end = end_of(rng, soft, stuck)
     t, n = 0.5, 0
     while t < end:
-        cmd = rng.choice(["pip install -e .", "npm ci", "git fetch origin", "./scripts/fetch_fixtures.sh"])
+        cmd, error = rng.choice(_TRANSIENT)
         for _ in range(rng.randint(1, 3)):
-            tl.bash(t, cmd, error=True, output="Connection reset")
+            tl.bash(t, cmd, output=error, exit_code=1)
             t += 0.4
         tl.bash(t, cmd, output="ok")
         t = productive(tl, t + 0.5, t + rng.uniform(6, 12), rng, prefix=f"retry{n}")

@@ -71,9 +71,13 @@ def _poll_shell(tl: Timeline, rng: random.Random, expected: float, soft: float, 
     out = f"/tmp/claude-1000/-home-dev-runs-x/tasks/b{rng.randint(100, 999)}.output"
     t = onset + 0.3
     while t < stuck + 3:
-        tl.bash(t, f"sleep {rng.choice([5, 10, 15, 30])}")
+        tl.bash(t, f"sleep {rng.choice([5, 10, 15, 30])}", output="")
         t += rng.uniform(0.2, 0.6)
-        tl.bash(t, rng.choice([f"cat {out}", f"tail -20 {out}"]), output="collecting ...")
+        tl.bash(
+            t,
+            rng.choice([f"cat {out}", f"tail -20 {out}"]),
+            output="============================= test session starts ==============================\ncollecting ...",
+        )
         t += rng.uniform(0.2, 0.6)
     return positive_labels("polling", onset, soft, stuck)
 
@@ -84,10 +88,13 @@ def _poll_shell(tl: Timeline, rng: random.Random, expected: float, soft: float, 
 def _poll_native(tl: Timeline, rng: random.Random, expected: float, soft: float, stuck: float) -> Labels:
     onset = pick_late_or_early(rng, expected, soft)
     productive(tl, 0.5, onset, rng)
-    tl.bash(onset, "npm run build &")
+    tl.bash(onset, "npm run build &", output="Command running in background with ID: b7")
     t = onset + 0.3
+    tool = rng.choice(["BashOutput", "TaskOutput"])
     while t < stuck + 3:
-        tl.bash_output(t, "b7")
+        tl.bash_output(
+            t, "b7", output="<status>running</status>\n<stdout>\n> x@0.1.0 build\n> tsc -p .\n</stdout>", tool=tool
+        )
         t += rng.uniform(0.3, 0.8)
         if rng.random() < 0.3:
             tl.read(t, "src/app/cli.py")
