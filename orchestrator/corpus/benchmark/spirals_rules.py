@@ -30,11 +30,15 @@ def _same_failure(tl: Timeline, rng: random.Random, start: float, until: float, 
     """One tracked test failing the same way after every edit: only line numbers, durations and tmp paths move."""
     t, k = start, 0
     target = "tests/test_store.py"
+    # a third of the suites take about ten seconds: then the duration, and the width of pytest's
+    # `=` rulers around it, move from run to run (9.80s -> 10.20s shortens the ruler by one)
+    duration = (6.0, 14.0) if rng.random() < 1 / 3 else (1.5, 9.5)
     while t < until:
         src = "src/app/store.py" if k % 4 != 3 else "src/app/config.py"
         tl.edit(t, src, agent=agent)
         t += rng.uniform(0.3, 0.7)
-        out = toolout.pytest_run(rng, target, [("test_roundtrip", _ERROR, 40 + k)], 11, workdir=tl.workdir)
+        fails = [("test_roundtrip", _ERROR, 40 + k)]
+        out = toolout.pytest_run(rng, target, fails, 11, workdir=tl.workdir, duration=duration)
         tl.bash(t, f"pytest {target} -x -q", output=out, exit_code=1, agent=agent)
         t += rng.uniform(0.4, 0.9)
         if k % 3 == 1:
