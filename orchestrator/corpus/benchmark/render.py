@@ -33,6 +33,12 @@ def markdown(report: dict[str, Any], *, with_timing: bool = False) -> str:
         "per-family rates over the number of families), since scenarios of one family are not "
         "independent.",
         "",
+        "*Seed signals only* is our detector with the `rules:` section of buckets.yaml removed: the "
+        "five signals of the contract, literally. *Ours without X* gives signal X weight 0; *ours "
+        "without rule X* sets `rules.X.enabled: false`. Scenarios carry the outputs real tools print "
+        "(pytest runs and tracebacks, build logs, linter findings, `gh` status, curl and import errors), "
+        "with their volatile parts (line numbers, durations, tmp paths, ids) moving.",
+        "",
         "## Side by side",
         "",
         "| detector | precision | recall (CI by family) | FPR (CI by family) | median min onset->page "
