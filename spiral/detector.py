@@ -85,7 +85,8 @@ class Detector:
             meaning = Meaning(
                 repetition.script_key(obs, self.tracked),
                 repetition.file_key(obs),
-                sustained_bash.key(obs),
+                # with outcomes judged, a whole-suite test run is a target too: its progress reruns do not count
+                sustained_bash.key(obs) or (obs.suite if self.rules.outcomes else None),
                 obs.tool in SHELL_LIKE,
                 obs.poll,
                 obs.file,
@@ -269,12 +270,12 @@ class Detector:
             weight=s.weights["repetition"],
         )
         sb = sustained_bash.check(targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
-        if r.outcomes and provisional is None:
+        if r.outcomes:  # why the settled runs counted (a call still waiting adds nothing to say yet)
             if rep is not None:
-                by_script = w.rep_scripts.max_count >= s.rep_same_script
-                rep = _explained(rep, w.rep_runs, (w.rep_scripts if by_script else w.rep_files).top()[0], w)
+                by_script = scripts.max_count >= s.rep_same_script
+                rep = _explained(rep, w.rep_runs, (scripts if by_script else files).top()[0], w)
             if sb is not None:
-                sb = _explained(sb, w.sb_runs, w.sb_targets.top()[0], w)
+                sb = _explained(sb, w.sb_runs, targets.top()[0], w)
         poll = polling.check(polls, polls=s.poll_count, weight=s.weights["polling"])
         err = None
         if r.same_error:

@@ -20,6 +20,7 @@ class Observed:
     script: str | None  # Bash only: script or test file executed (workdir-relative when inside)
     file: str | None  # the file a Read/Edit/Write acts on, or a Bash call's script / main file
     poll: str | None  # polling kind for shell-like calls: "sleep", "task-output", "until", "native"
+    suite: str | None = None  # Bash only: a test run naming no file (`npm test`, `go test`): the rules count it
 
 
 def observe(call: ToolCall, workdir: str | None, max_sleep_s: float) -> Observed:
@@ -34,7 +35,7 @@ def observe(call: ToolCall, workdir: str | None, max_sleep_s: float) -> Observed
             poll = "until"
         elif facts.sleep_s is not None and facts.sleep_s <= max_sleep_s:
             poll = "sleep"
-        return Observed(call.ts, call.tool, script, file, poll)
+        return Observed(call.ts, call.tool, script, file, poll, facts.suite)
     if call.tool == model.BASH_OUTPUT:
         return Observed(call.ts, call.tool, None, None, "native")
     path = call.path if call.tool in model.FILE_TOOLS else None

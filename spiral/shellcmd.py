@@ -41,6 +41,8 @@ _INTERPRETERS = (
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ava", "tap"})
 # `<tool> test FILE` style runners: mix test, go test, bun test, deno test, cargo test ...
 _SUBCOMMAND_TEST_RUNNERS = frozenset({"mix", "go", "bun", "deno", "cargo", "npx", "dotnet", "rails"})
+_SUITE_RUNNERS = frozenset({"tox", "nox", "ctest", "unittest"})
+_PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "nice", "stdbuf", "env", "xargs"})
 _RUN_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "npx", "pnpm", "yarn"})
 _VIEWERS = frozenset({"cat", "head", "tail", "less", "more", "wc", "bat", "nl", "stat", "file", "vim", "vi", "nano"})
@@ -68,6 +70,7 @@ class ShellFacts:
     sleep_s: float | None  # shortest `sleep N` in the command
     task_output: bool  # reads a background task's .output file
     until_wait: bool  # an `until ...grep / [ -s ...; do ... done` wait
+    suite: str | None = None  # a test run that names no file: `npm test`, `go test`, `cargo test`, `pytest`
 
 
 def unwrap(command: str) -> str:
@@ -94,7 +97,7 @@ def unwrap(command: str) -> str:
 @lru_cache(maxsize=16384)
 def analyse(command: str) -> ShellFacts:
     inner = _drop_heredoc_bodies(unwrap(command))
-    script = file = None
+    script = file = suite = None
     sleep_s: float | None = None
     prefix = ""  # where `cd` moved the command before it ran its script
     for argv in _simple_commands(_newlines_to_separators(inner)):
@@ -124,12 +127,15 @@ def analyse(command: str) -> ShellFacts:
         if file is None:
             f = _file_of(argv, base)
             file = _under(prefix, f) if f else None
+        if suite is None:
+            suite = _suite_of(argv, base)
     return ShellFacts(
         script=script,
         file=script or file,
         sleep_s=sleep_s,
         task_output=bool(_TASK_OUTPUT.search(inner)),
         until_wait=bool(_UNTIL_WAIT.search(inner)),
+        suite=None if script else suite,
     )
 
 
@@ -299,6 +305,27 @@ def _test_target(args: list[str]) -> str | None:
             continue
         if _looks_like_file(a):
             return _clean_target(a)
+    return None
+
+
+def _suite_of(argv: list[str], base: str) -> str | None:
+    """The test command itself, when it runs a whole suite: `npm test`, `go test`, `make check`."""
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if base in _TEST_RUNNERS or base in _SUITE_RUNNERS:
+        return base
+    if base in ("npx", "bunx") and args and args[0] in _TEST_RUNNERS:
+        return args[0]
+    if re.match(r"^python[0-9.]*$", base) and "-m" in argv and argv.index("-m") + 1 < len(argv):
+        module = argv[argv.index("-m") + 1]
+        return module if module in ("pytest", "unittest", "tox", "nox") else None
+    if base in _SUBCOMMAND_TEST_RUNNERS and args and args[0] == "test":
+        return f"{base} test"
+    if base in _PACKAGE_MANAGERS and args:
+        if args[0] in ("test", "t") or (args[0] == "run" and len(args) > 1 and args[1].startswith("test")):
+            return f"{base} {' '.join(args[:2]) if args[0] == 'run' else 'test'}"
+    if base in ("make", "mvn", "gradle", "./gradlew", "gradlew", "mise", "just", "task") and args:
+        if args[0] in ("test", "check") or args[0].startswith("test:") or (args[0] == "run" and len(args) > 1):
+            return f"{base} {' '.join(args[:2]) if args[0] == 'run' else args[0]}"
     return None
 
 

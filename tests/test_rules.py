@@ -231,3 +231,16 @@ def test_next_change_after_knows_the_drift_and_result_deadlines() -> None:
     assert det.next_change_after(at(6)) == T0 + 15 * MIN  # in-scope quiet since launch
     waiting = detect([ToolCall(ts=at(1), tool=model.BASH, command="make")])
     assert waiting.next_change_after(at(1)) == at(1) + RULES.rules.result_wait_s
+
+
+def test_fingerprint_ignores_pytest_rule_width_and_a_shifted_tail() -> None:
+    fp = Fingerprinter(RULES.rules.masks)
+
+    def run_output(secs: str) -> ToolCall:
+        summary = f" 1 failed, 11 passed in {secs}s "
+        pad = "=" * ((80 - len(summary)) // 2)
+        text = "Exit code 1\n" + "collected 12 items\n" * 30 + "FAILED tests/test_store.py::test_flush\n"
+        return run("pytest", 1, output=text + pad + summary + pad, error=True)
+
+    assert fp.same(run_output("9.19"), run_output("10.01"))
+    assert not fp.same(run_output("9.19"), run("pytest", 1, output="2 failed, 10 passed in 9.19s", error=True))
