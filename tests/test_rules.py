@@ -244,3 +244,16 @@ def test_fingerprint_ignores_pytest_rule_width_and_a_shifted_tail() -> None:
 
     assert fp.same(run_output("9.19"), run_output("10.01"))
     assert not fp.same(run_output("9.19"), run("pytest", 1, output="2 failed, 10 passed in 9.19s", error=True))
+
+
+def test_a_whole_suite_test_run_is_a_target_under_the_outcomes_rule() -> None:
+    fail = "FAIL src/store.test.js\n  x flushes batches (12 ms)\nTests: 1 failed, 11 passed, 12 total"
+    calls = []
+    for k in range(10):
+        calls.append(edit(f"src/store_{k}.js", 2 * k))
+        calls.append(run("npm test", 2 * k + 1, output=fail.replace("12 ms", f"{k + 9} ms"), error=True))
+    ev = finding(detect(calls).evaluate(at(21)), "sustained_bash")
+    assert ev.startswith("10 of the last 20 tool calls ran npm test; it failed identically 10 times")
+    assert "sustained_bash" not in detect(calls, S).evaluate(at(21)).signals  # no file target for the five
+    passing = [c if c.tool != model.BASH else run("npm test", (c.ts - T0) / MIN, output="12 passed") for c in calls]
+    assert "sustained_bash" not in detect(passing).evaluate(at(21)).signals
