@@ -5,13 +5,18 @@
 
 Each file is downloaded from raw.githubusercontent.com at the labelled commit and kept only when
 its sha256 is the labelled one. `shared:` entries are not fetched (they are ../shared/real-traces).
+An entry with `conversion:` (a `generic` log made by tools/convert_trajectory.py) downloads the
+original, checks it against `source.sha256` (or, for a folder of `<n>.json` events, `source.tree`,
+its git tree id), converts it as labelled and keeps the result only when its sha256 is the labelled one.
 The files are other people's: they go to the cache, never into the repository.
 """
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
 import sys
+import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -20,6 +25,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE.parent / ".cache" / "real-sessions"
+CONVERTER = HERE.parent / "tools" / "convert_trajectory.py"
 
 
 def _raw_url(repo: str, commit: str, path: str) -> str:
@@ -35,12 +41,77 @@ def _wanted(entry: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+def _download(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        data: bytes = resp.read()
+    return data
+
+
+def _git_tree_id(files: dict[str, bytes]) -> str:
+    """The git tree id of a folder of plain files (name -> content), as `git rev-parse <commit>:<path>` says."""
+    entries = b""
+    for name in sorted(files, key=str.encode):
+        blob = hashlib.sha1(b"blob %d\0" % len(files[name]) + files[name]).digest()
+        entries += b"100644 " + name.encode() + b"\0" + blob
+    return hashlib.sha1(b"tree %d\0" % len(entries) + entries).hexdigest()
+
+
+def _fetch_converted(entry: dict[str, Any], dest: Path) -> str | None:
+    """Download an entry's original, check it, convert it into `dest`; the reason when that fails."""
+    src, conv = entry["source"], entry["conversion"]
+    with tempfile.TemporaryDirectory() as tmp:
+        original = Path(tmp) / Path(src["path"]).name
+        if "tree" in src:  # a folder of <n>.json events, numbered from 0
+            files = {
+                f"{n}.json": _download(_raw_url(src["repo"], src["commit"], f"{src['path']}/{n}.json"))
+                for n in range(int(src["files"]))
+            }
+            if _git_tree_id(files) != src["tree"]:
+                return "the downloaded folder is not the labelled git tree"
+            original.mkdir()
+            for name, data in files.items():
+                (original / name).write_bytes(data)
+        else:
+            data = _download(_raw_url(src["repo"], src["commit"], src["path"]))
+            if hashlib.sha256(data).hexdigest() != src["sha256"]:
+                return "the original's sha256 differs from the labelled one"
+            original.write_bytes(data)
+        out = Path(tmp) / "converted.jsonl"
+        cmd = [sys.executable, str(CONVERTER), conv["format"], str(original), str(out), *conv.get("args", [])]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"conversion failed: {done.stderr.strip()}"
+        converted = out.read_bytes()
+    if hashlib.sha256(converted).hexdigest() != entry["sha256"]:
+        return "the converted file's sha256 differs from the labelled one"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(converted)
+    return None
+
+
 def main(argv: list[str]) -> int:
     dry = "--dry-run" in argv
     entries = yaml.safe_load((HERE / "labels.yaml").read_text())["sessions"]
     fetched = failed = 0
     for entry in entries:
         src = entry["source"]
+        if "conversion" in entry:
+            dest = CACHE / entry["file"]
+            if dest.is_file() and hashlib.sha256(dest.read_bytes()).hexdigest() == entry["sha256"]:
+                continue
+            if dry:
+                print(f"would fetch {src['url']}, convert it ({entry['conversion']['format']}) -> {dest}")
+                continue
+            try:
+                why = _fetch_converted(entry, dest)
+            except OSError as exc:
+                why = str(exc)
+            if why:
+                print(f"{entry['id']}: {src['url']}: {why}; not kept", file=sys.stderr)
+                failed += 1
+            else:
+                fetched += 1
+            continue
         for file, path, digest in _wanted(entry):
             dest = CACHE / file
             if dest.is_file() and hashlib.sha256(dest.read_bytes()).hexdigest() == digest:

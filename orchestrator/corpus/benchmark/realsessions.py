@@ -1,5 +1,6 @@
-"""The labelled real-session table: public Claude Code and Codex logs, read and labelled by hand
-(realsessions/labels.yaml), replayed events-only once as a small and once as a medium run.
+"""The labelled real-session table: public Claude Code and Codex logs (other agents' converted into
+the generic format), read and labelled by hand (realsessions/labels.yaml), replayed events-only once
+as a small and once as a medium run.
 
 The files are other people's: they live in a git-ignored cache (.cache/real-sessions, see
 realsessions/README.md) or in ../shared/real-traces, never in the repository. Entries whose file
@@ -16,6 +17,7 @@ from typing import Any
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.importer import read_records, timestamp_records
+from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra import yamlfile
 from spiral.adapters import make_adapter
@@ -28,7 +30,7 @@ SHARED = ROOT.parent / "shared" / "real-traces"
 SHARED_PREFIX = "shared:"
 LABELS = ("loop", "mild", "healthy")
 BUCKETS = ("small", "medium")
-FORMATS = ("claude-transcript", "claude-stream-json", "codex-json")
+FORMATS = ("claude-transcript", "claude-stream-json", "codex-json", "generic")
 FIELDS = ("id", "file", "format", "agent", "version", "source", "sha256", "tool_calls", "minutes", "label", "reason")
 COMMAND = "./dev.sh eval --real-sessions"
 
@@ -62,7 +64,13 @@ def subagent_files(transcript: Path) -> list[Path]:
 
 
 def timeline(path: Path, fmt: str) -> tuple[list[tuple[float, Any]], str | None]:
-    """The file's records with their times, a Claude transcript's subagent files merged in by time."""
+    """The file's records with their times, a Claude transcript's subagent files merged in by time.
+
+    A `generic` file is already an event log (tools/convert_trajectory.py wrote it from another
+    agent's trajectory): one `{"ts", "data"}` envelope a tool call, its times the envelopes'.
+    """
+    if fmt == "generic":
+        return list(read_events(path, LineCounter())), None
     timed, workdir = timestamp_records(read_records(path)[0], 5.0)
     if fmt != "claude-transcript":
         return timed, workdir
