@@ -61,13 +61,14 @@ def markdown(report: dict[str, Any], *, with_timing: bool = False) -> str:
         "| seed signals only: paged |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    seed = getattr(report, "seed_only_paged", {})  # the Markdown's extra column (not in the JSON)
     for f in report["per_family"]:
         out.append(
             f"| {f['family']} | {'yes' if f['positive'] else 'no'} | {f['scenarios']} | {f['paged']} "
             f"| {_pct(f['rate'])} ({_ci(f['ci'])}) "
             f"| {'-' if f['attributed'] is None else f['attributed']} "
             f"| {'-' if f['paged_in_window'] is None else f['paged_in_window']} "
-            f"| {f.get('paged_seed_only', '-')} |"
+            f"| {seed.get(f['family'], '-')} |"
         )
     still = report["still_paging_negatives"]
     out += ["", "## Hard negatives where we still page", ""]
