@@ -85,7 +85,7 @@ class CallWindows:
         self.reverted: set[str] = set()  # files a snapshot showed back at an earlier content
         self._queue: deque[tuple[ToolCall, Meaning, int, int]] = deque()
         self._wait = r.result_wait_s if r.needs_results else None
-        self._fp = Fingerprinter(r.masks)
+        self._fp = Fingerprinter(r.masks, r.error_line, r.error_output)
         self._runs: dict[str, tuple[ToolCall, int, int]] = {}  # target -> (last run, tree version, call no.)
         self._recent = max(s.sb_window, s.rep_window)  # a rerun compares with a run at most this many calls back
         self._done = r.poll_done
@@ -233,7 +233,7 @@ class CallWindows:
             self._error_version = real
             self.errors = SlidingCounter(self.rules.same_error_window)
             self.error_commands = {}
-        key = self._fp.error(call)
+        key = None if call.denied else self._fp.error(call)  # a refused or cancelled call never ran
         self.errors.push(key)
         if key is not None:
             commands = self.error_commands.setdefault(key, {})

@@ -21,8 +21,15 @@ _SPACE = re.compile(r"\s+")
 
 
 class Fingerprinter:
-    def __init__(self, masks: re.Pattern[str] | None) -> None:
+    def __init__(
+        self,
+        masks: re.Pattern[str] | None,
+        error_line: re.Pattern[str] | None = None,
+        error_output: re.Pattern[str] | None = None,
+    ) -> None:
         self.masks = masks
+        self.error_line = error_line
+        self.error_output = error_output
         self._memo: dict[str, str] = {}
 
     def masked(self, text: str) -> str:
@@ -46,7 +53,20 @@ class Fingerprinter:
         return x == y or self.masked(x) == self.masked(y)
 
     def error(self, call: ToolCall) -> str | None:
-        """The masked error text of a failed call that printed one (the same-error rule's key)."""
-        if not (call.result_seen and call.is_error and call.output_ends):
+        """The same-error rule's key: the masked line naming the error, for a call that failed, or
+        that exited 0 but printed an error a request or a script reports that way (an HTTP 401...).
+
+        The line is the last one that looks like an error (`error_line`): ten `python -c`
+        variants end in the same `ModuleNotFoundError` line whatever they printed before it.
+        """
+        text = call.output_ends
+        if not (call.result_seen and text):
             return None
-        return self.masked(call.output_ends) or None
+        if not call.is_error:
+            found = self.error_output.search(text) if self.error_output is not None else None
+            return self.masked(found.group(0)) if found else None
+        if self.error_line is not None:
+            for line in reversed(text.splitlines()):
+                if self.error_line.search(line):
+                    return self.masked(line) or None
+        return self.masked(text) or None

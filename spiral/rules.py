@@ -33,6 +33,8 @@ class Rules:
     drift_quiet_min: float
     poll_progress: bool
     poll_done: re.Pattern[str] | None = None  # a poll output that says the task finished
+    error_line: re.Pattern[str] | None = None  # same_error: the line of an output that names the error
+    error_output: re.Pattern[str] | None = None  # same_error: an error printed by a call that exited 0
 
     @property
     def needs_results(self) -> bool:
@@ -67,7 +69,14 @@ SEED_ONLY = Rules(
 SCHEMA: dict[str, dict[str, str]] = {
     "fingerprint": {"result_wait_seconds": "number", "masks": "regexes"},
     "outcomes": {"enabled": "bool"},
-    "same_error": {"enabled": "bool", "weight": "number", "window": "integer", "repeats": "integer"},
+    "same_error": {
+        "enabled": "bool",
+        "weight": "number",
+        "window": "integer",
+        "repeats": "integer",
+        "error_line": "regex",
+        "error_output": "regex",
+    },
     "subagents": {"enabled": "bool"},
     "drift": {"enabled": "bool", "weight": "number", "recent_edits": "integer", "quiet_min": "number"},
     "poll_progress": {"enabled": "bool", "done_pattern": "regex"},
@@ -93,4 +102,6 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
         drift_quiet_min=dr["quiet_min"],
         poll_progress=vals["poll_progress"]["enabled"],
         poll_done=vals["poll_progress"]["done_pattern"],
+        error_line=se["error_line"],
+        error_output=se["error_output"],
     )

@@ -301,3 +301,26 @@ def test_codex_rollout_apply_patch_run_through_the_shell_is_an_edit() -> None:
     assert (edit.tool, edit.path, edit.result_seen, edit.is_error) == (model.EDIT, "src/a.py", True, False)
     assert (write.tool, write.path) == (model.WRITE, "src/b.py")
     assert grep.tool == model.BASH
+
+
+def test_claude_sibling_cancelled_call_never_ran() -> None:
+    """Parallel calls of one message: one fails, Claude Code cancels the other (it never ran)."""
+    lines = [
+        _use(0, "Bash", {"command": "git status"}),
+        _use(1, "Bash", {"command": "git worktree list"}),
+        _result(0, "Exit code 128\nfatal: not a git repository", True),
+        _result(1, "<tool_use_error>Sibling tool call errored</tool_use_error>", True),
+    ]
+    failed, cancelled = _feed("claude-stream-json", lines)
+    assert _facts(failed)[:4] == (True, True, False, 128)
+    assert _facts(cancelled)[:3] == (True, True, True)
+
+
+def test_claude_subagent_and_task_reader_facts() -> None:
+    task = _use(0, "TaskOutput", {"task_id": "a1b2c3", "block": True})
+    inside = _use(1, "Bash", {"command": "pytest -q"})
+    inside["parent_tool_use_id"] = "toolu_task_7"
+    sidechain = dict(_use(2, "Read", {"file_path": "/r/a.py"}), isSidechain=True, agentId="a2898e3")
+    out, sub, side = _feed("claude-stream-json", [task, inside, sidechain], "/r")
+    assert (out.tool, out.command, out.agent) == (model.BASH_OUTPUT, "a1b2c3", None)
+    assert (sub.agent, side.agent, side.path) == ("toolu_task_7", "a2898e3", "a.py")

@@ -86,6 +86,8 @@ COUNTS: list[tuple[str, str, int, int]] = [
 # calls whose result is a denial, and calls the log holds no result for (every other trace: 0)
 DENIED = {
     POLLING: 1,
+    # parallel calls Claude Code cancelled because a sibling failed ("Sibling tool call errored"): never ran
+    "claude-transcript/spotter_4d5611e5_subagent_agent-a2898e3.jsonl": 7,
     "claude-transcript/spotter_short.jsonl": 2,
     "codex-rollout/agentcmd_rollout-2025-09-24T19-22-20_v0.40.jsonl": 2,
 }

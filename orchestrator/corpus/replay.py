@@ -197,6 +197,7 @@ class TickWalk:
         self.done = False
         self.fired: set[str] = set()
         self.first_fired: dict[str, float] = {}  # signal -> elapsed minute it first fired
+        self.first_tripped: float | None = None  # elapsed minute suspicion first reached the threshold, any band
         self.notified: Verdict | None = None
         self.strongest: Verdict | None = None
         self.last: Verdict | None = None
@@ -218,6 +219,8 @@ class TickWalk:
                     if name not in self.fired:
                         self.fired.add(name)
                         self.first_fired[name] = round(v.elapsed_min, 2)
+            if v.tripped and self.first_tripped is None:
+                self.first_tripped = round(v.elapsed_min, 2)
             if self.strongest is None or v.suspicion > self.strongest.suspicion:
                 self.strongest = v
             if v.should_page:

@@ -18,7 +18,9 @@ requested permissions to write to <path>, but you haven't granted it yet.`,
 `<cmd> in '<path>' was blocked. For security, Claude Code may only create or
 modify files in the allowed working directories ...`, and a person's "no" at
 the permission prompt (`The user doesn't want to proceed with this tool
-use...`). stream-json's final `result` line lists `permission_denials`
+use...`), and a parallel call Claude Code cancelled because its sibling
+failed (`<tool_use_error>Sibling tool call errored</tool_use_error>`: it
+never ran). stream-json's final `result` line lists `permission_denials`
 (`tool_use_id`s): those calls are marked denied too, while still remembered.
 """
 
@@ -59,6 +61,8 @@ _DENIED_PREFIXES = (
     "The user doesn't want to ",
 )
 _DENIED_BLOCKED = " was blocked. For security, Claude Code may only "
+# a parallel call cancelled because another call of the same message failed: it never ran
+_SIBLING = "<tool_use_error>Sibling tool call errored"
 _EXIT = re.compile(r"Exit code (-?\d{1,9})$", re.M)  # bounded: int() of a 5000-digit "code" raises
 
 
@@ -178,5 +182,5 @@ def _result(call: ToolCall, block: dict[str, Any]) -> None:
     exit_code = _EXIT.match(text)
     if exit_code:
         call.exit_code = int(exit_code[1])
-    elif text.startswith(_DENIED_PREFIXES) or _DENIED_BLOCKED in text[:600]:
+    elif text.startswith(_DENIED_PREFIXES) or _DENIED_BLOCKED in text[:600] or text.startswith(_SIBLING):
         call.denied = True

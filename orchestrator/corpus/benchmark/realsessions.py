@@ -89,13 +89,15 @@ def replay(path: Path, fmt: str, raw_buckets: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"tool_calls": sum(len(c) for _, c in calls), "minutes": round((end - start) / 60, 1)}
     for bucket in BUCKETS:
         if not timed:
-            out[bucket] = {"paged_at_min": None, "signals": [], "first_fired_min": {}}
+            out[bucket] = {"paged_at_min": None, "signals": [], "first_fired_min": {}, "tripped_at_min": None}
             continue
         walk = walk_recording(settings, bucket=bucket, start=start, end=end, timeline=calls, workdir=workdir)
         out[bucket] = {
             "paged_at_min": round(walk.notified.elapsed_min, 1) if walk.notified else None,
             "signals": list(walk.notified.signals) if walk.notified else [],
             "first_fired_min": {k: round(v, 1) for k, v in sorted(walk.first_fired.items(), key=lambda kv: kv[1])},
+            # suspicion reached the threshold (in any band: a page needs the soft band, the loop may end before it)
+            "tripped_at_min": round(walk.first_tripped, 1) if walk.first_tripped is not None else None,
         }
     return out
 
@@ -125,13 +127,15 @@ def scan(
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
-    """Per bucket, per label: [sessions paged, sessions]."""
+    """Per bucket, per label: [sessions paged, sessions, sessions whose suspicion reached the threshold]."""
     out: dict[str, dict[str, list[int]]] = {}
     for bucket in BUCKETS:
         out[bucket] = {}
         for label in LABELS:
             mine = [r for r in rows if r["label"] == label]
-            out[bucket][label] = [sum(r[bucket]["paged_at_min"] is not None for r in mine), len(mine)]
+            paged = sum(r[bucket]["paged_at_min"] is not None for r in mine)
+            tripped = sum(r[bucket].get("tripped_at_min") is not None for r in mine)
+            out[bucket][label] = [paged, len(mine), tripped]
     return out
 
 
@@ -158,11 +162,21 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "## Summary",
         "",
-        "| bucket | loops paged | mild paged | healthy paged |",
-        "|---|---|---|---|",
+        "A page needs the run to be inside its bucket's soft band (small 30-35 min, medium 70-85 min); "
+        "*tripped* counts the sessions whose suspicion reached the threshold at any time, "
+        "so a loop that ended before its soft band shows there.",
+        "",
+        "| bucket | loops paged | loops tripped | mild paged | mild tripped | healthy paged | healthy tripped |",
+        "|---|---|---|---|---|---|---|",
     ]
     for bucket in BUCKETS:
-        out.append(f"| {bucket} | " + " | ".join(f"{s[bucket][lb][0]}/{s[bucket][lb][1]}" for lb in LABELS) + " |")
+        out.append(
+            f"| {bucket} | "
+            + " | ".join(
+                f"{s[bucket][lb][0]}/{s[bucket][lb][1]} | {s[bucket][lb][2]}/{s[bucket][lb][1]}" for lb in LABELS
+            )
+            + " |"
+        )
     if report["missing"]:
         out += ["", f"Not in the cache, not replayed: {', '.join(report['missing'])}."]
     out += [
@@ -189,5 +203,7 @@ def text(report: dict[str, Any]) -> str:
             f"{r['id'][:44]:44} {r['label']:8} {r['tool_calls']:5} {r['minutes']:6g}  {_cell(r['small'])[:24]:24} {_cell(r['medium'])}"
         )
     for bucket, counts in report["summary"].items():
-        lines.append(f"{bucket}: " + ", ".join(f"{lb} paged {k}/{n}" for lb, (k, n) in counts.items()))
+        lines.append(
+            f"{bucket}: " + ", ".join(f"{lb} paged {k}/{n} (tripped {t}/{n})" for lb, (k, n, t) in counts.items())
+        )
     return "\n".join(lines) + "\n"
