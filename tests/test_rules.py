@@ -257,3 +257,27 @@ def test_a_whole_suite_test_run_is_a_target_under_the_outcomes_rule() -> None:
     assert "sustained_bash" not in detect(calls, S).evaluate(at(21)).signals  # no file target for the five
     passing = [c if c.tool != model.BASH else run("npm test", (c.ts - T0) / MIN, output="12 passed") for c in calls]
     assert "sustained_bash" not in detect(passing).evaluate(at(21)).signals
+
+
+def test_same_error_keys_on_the_error_line_and_sees_http_errors_of_exit_0_calls() -> None:
+    tb = 'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n  File "/r/{m}.py", line {n}\n'
+    tail = "ModuleNotFoundError: No module named 'yaml'"
+    calls = [
+        run(f"python -c 'import {m}'", k, output=tb.format(m=m, n=k) + tail, error=True) for k, m in enumerate("abcd")
+    ]
+    assert "No module named 'yaml'" in finding(detect(calls).evaluate(at(5)), "same_error")
+    probes = [run(f"curl -s localhost:8000/api/v{k}", k, output="<title>404 Not Found</title> page") for k in range(4)]
+    ev = finding(detect(probes).evaluate(at(5)), "same_error")
+    assert "('404 Not Found')" in ev and "from 4 different commands" in ev
+    fine = [run(f"curl -s localhost:8000/api/v{k}", k, output='{"ok": true}') for k in range(4)]
+    assert detect(fine).evaluate(at(5)).signals == ()
+
+
+def test_a_cancelled_call_is_not_an_error_of_its_own() -> None:
+    calls = [
+        run(f"git log -{k}", k, output="<tool_use_error>Sibling tool call errored</tool_use_error>", error=True)
+        for k in range(6)
+    ]
+    for c in calls:
+        c.denied = True
+    assert "same_error" not in detect(calls).evaluate(at(7)).signals
