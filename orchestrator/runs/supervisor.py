@@ -176,6 +176,13 @@ def supervise(run_dir: Path) -> int:
     clock = RunClock.of(record)
     version = record.agent_version or _agent_version(record.version_command, rd.clone)
     stdin_pipe = record.prompt_mode == "stdin"
+    trouble = WriteTrouble()
+    every = (record.snapshot_every_s or 30.0) / clock.scale
+    snapper = Snapshotter(rd.clone, rd.workspace, clock, every, trouble)
+    snapper.take()  # the clone as the agent finds it, before it can touch anything
+    if trouble.reason is not None:  # the run folder cannot be written: do not start an agent nobody can watch
+        _finish(rd, clock, "failed", trouble.reason)
+        return 1
     try:
         with rd.agent_stderr.open("wb") as err_fh:
             child = proc.start_piped(record.argv, cwd=rd.clone, stderr=err_fh, env=record.env, stdin_pipe=stdin_pipe)
@@ -184,7 +191,6 @@ def supervise(run_dir: Path) -> int:
         _finish(rd, clock, "failed", f"{why}: {record.argv[0]}: {exc.strerror}")
         return 1
     agent = proc.ProcRef.of(child.pid)
-    trouble = WriteTrouble()
     trouble.agent = agent
     record = state_file.update(rd, _started(agent, version))
     if record.state != "running":
@@ -195,9 +201,6 @@ def supervise(run_dir: Path) -> int:
             child.stdin.close()
         except BrokenPipeError:
             pass
-    every = (record.snapshot_every_s or 30.0) / clock.scale
-    snapper = Snapshotter(rd.clone, rd.workspace, clock, every, trouble)
-    snapper.take()
     snapper.start()
     outcome = _capture(child, rd.events, clock, trouble)
     if child.stdout is not None:
