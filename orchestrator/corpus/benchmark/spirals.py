@@ -95,7 +95,9 @@ def _poll_native(tl: Timeline, rng: random.Random, expected: float, soft: float,
         tl.bash_output(
             t, "b7", output="<status>running</status>\n<stdout>\n> x@0.1.0 build\n> tsc -p .\n</stdout>", tool=tool
         )
-        t += rng.uniform(0.3, 0.8)
+        # every 12-36 s (the real loops in realsessions/ poll every few seconds): at 0.3-0.8 min with reads
+        # between, a loop that starts in a small bucket's 4.5-minute soft band could not reach 6 polls in it
+        t += rng.uniform(0.2, 0.6)
         if rng.random() < 0.3:
             tl.read(t, "src/app/cli.py")
             t += 0.3
