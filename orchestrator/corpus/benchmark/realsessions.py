@@ -156,7 +156,8 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"Regenerate with `{COMMAND} --markdown > docs/real-sessions.md` (needs the cache: realsessions/README.md).",
         "",
-        f"{len(report['rows'])} public Claude Code and Codex CLI sessions, each read and labelled by hand "
+        f"{len(report['rows'])} public agent sessions (Claude Code and Codex CLI; OpenHands and mini-swe-agent "
+        "converted to the generic format by tools/convert_trajectory.py), each read and labelled by hand "
         "(realsessions/labels.yaml: loop, mild or healthy, with the reason), replayed events-only "
         "(no clone snapshots) through the detector once as a small and once as a medium run.",
         "",
