@@ -127,20 +127,19 @@ def test_a_demo_run_with_scope_records_it(tmp_path: Path, home: Path) -> None:
     assert state(home, run_id)["scope"] == ["src/**", "tests/test_*.py"]
 
 
-def test_the_live_evaluation_gives_the_detector_the_records_scope(tmp_path: Path, repo: Path, home: Path) -> None:
-    """A run whose record has a scope: edits all outside it and no output moving is drift, naming the files."""
-    from orchestrator.record import state_file
-
+def test_a_live_run_drifts_from_its_tickets_scope(tmp_path: Path, repo: Path, home: Path) -> None:
+    """The ticket's scope: through launch to the live detector: edits all outside it, no output moving, is drift."""
     edits = [f'say {{"tool": "Edit", "path": "docs/notes_{i}.md"}}' for i in range(6)]
     overrides = {**TINY, "rules": {"drift": {"quiet_min": 0.01}}}
-    path = ticket(tmp_path, repo, "\n".join([*edits, "sleep 60"]), overrides=overrides, outputs=["src/app.py"])
+    path = ticket(
+        tmp_path,
+        repo,
+        "\n".join([*edits, "sleep 60"]),
+        overrides=overrides,
+        outputs=["src/app.py"],
+        scope=["src/**", "tests/test_*.py"],
+    )
     run_id = launch(path)
-    rd = RunDir(home / "runs" / run_id)
-
-    def scoped(r: RunRecord) -> None:
-        r.scope = ["src/**", "tests/test_*.py"]  # as launch stores a ticket's `scope:`
-
-    state_file.update(rd, scoped)  # before the first evaluation builds the run's detector
     try:
 
         def drifted() -> bool:
