@@ -37,7 +37,9 @@ from spiral.window import SlidingCounter
 FIRST, UNKNOWN, UNCHANGED, SAME_FAILURE, PROGRESS = "first", "unknown", "unchanged-tree", "same-failure", "progress"
 SAME_READ, FRESH_READ, REVERTED, NEW_CONTENT = "same-read", "fresh-read", "reverted", "new-content"
 _NOT_COUNTED = frozenset({PROGRESS, FRESH_READ, NEW_CONTENT})
-_MEMORY = 4096  # targets and polls remembered
+_MEMORY = 4096  # targets and polls remembered, at most
+_PRUNE_AT = 64  # ...past this many, those too old to be compared with are dropped (the state is pickled per tick)
+_POLL_HORIZON = 120  # calls back a poll or check is compared with the previous look at it
 _CHANGES = 64  # recent file changes kept for the evidence
 
 
@@ -89,7 +91,7 @@ class CallWindows:
         self._runs: dict[str, tuple[ToolCall, int, int]] = {}  # target -> (last run, tree version, call no.)
         self._recent = max(s.sb_window, s.rep_window)  # a rerun compares with a run at most this many calls back
         self._done = r.poll_done
-        self._polled: dict[str, ToolCall] = {}  # poll / check command -> its last run
+        self._polled: dict[str, tuple[ToolCall, int]] = {}  # poll / check command -> (its last run, call no.)
         self._check_moved = False  # whether the latest check between sleeps returned something new
         self._error_version = 0
 
@@ -170,8 +172,8 @@ class CallWindows:
         command not run lately, with the last run of the same target."""
         same_cmd = self._recent_run("cmd:" + (call.command or target))
         same_target = self._recent_run("target:" + target)
-        self._remember(self._runs, "cmd:" + (call.command or target), (call, tree, self.pushed))
-        self._remember(self._runs, "target:" + target, (call, tree, self.pushed))
+        self._remember(self._runs, "cmd:" + (call.command or target), (call, tree, self.pushed), self._recent)
+        self._remember(self._runs, "target:" + target, (call, tree, self.pushed), self._recent)
         if same_cmd is None:
             if same_target is not None and _new_success(call, same_target[0], self._fp):
                 return FRESH_READ, same_target[1]  # another chunk, another passing case: new information
@@ -200,7 +202,7 @@ class CallWindows:
 
     def _reread(self, key: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
         prev = self._runs.get("read:" + key)
-        self._remember(self._runs, "read:" + key, (call, tree, self.pushed))
+        self._remember(self._runs, "read:" + key, (call, tree, self.pushed), self._recent)
         if prev is None or self.pushed - prev[2] > self._recent:
             return FIRST, None
         before = prev[0]
@@ -215,8 +217,9 @@ class CallWindows:
         if poll == "sleep" and not (call.output_ends or "").strip():
             return None if self._check_moved else poll  # a bare sleep: as stale as the check before it
         key = (poll or "check") + ":" + (call.command or "")
-        before = self._polled.get(key)
-        self._remember(self._polled, key, call)
+        entry = self._polled.get(key)
+        before = entry[0] if entry is not None and self.pushed - entry[1] <= _POLL_HORIZON else None
+        self._remember(self._polled, key, (call, self.pushed), _POLL_HORIZON)
         if poll is None:  # a command checked between sleeps: did it return something new?
             self._check_moved = before is None or not self._fp.same(call, before)
             return None
@@ -236,12 +239,18 @@ class CallWindows:
         key = None if call.denied else self._fp.error(call)  # a refused or cancelled call never ran
         self.errors.push(key)
         if key is not None:
+            if key not in self.error_commands and len(self.error_commands) >= _PRUNE_AT:
+                self.error_commands = {k: v for k, v in self.error_commands.items() if self.errors.counts.get(k)}
             commands = self.error_commands.setdefault(key, {})
             if len(commands) < 64:
                 commands[call.command or call.path or call.tool] = None
 
-    @staticmethod
-    def _remember(memo: dict[str, Any], key: str, value: Any) -> None:
-        if key not in memo and len(memo) >= _MEMORY:
-            memo.clear()
+    def _remember(self, memo: dict[str, Any], key: str, value: tuple[Any, ...], horizon: int) -> None:
+        """Remember `value` (its last item the call number); forget what is too old to be compared with."""
         memo[key] = value
+        if len(memo) > _PRUNE_AT:
+            old = [k for k, v in memo.items() if self.pushed - v[-1] > horizon]
+            for k in old:
+                del memo[k]
+            if len(memo) > _MEMORY:
+                memo.clear()

@@ -32,6 +32,14 @@ class Fingerprinter:
         self.error_output = error_output
         self._memo: dict[str, str] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without its memo: a cache, rebuilt as outputs come (the live detector is pickled per tick)."""
+        return {"masks": self.masks, "error_line": self.error_line, "error_output": self.error_output}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._memo = {}
+
     def masked(self, text: str) -> str:
         out = self._memo.get(text)
         if out is None:

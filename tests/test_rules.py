@@ -281,3 +281,20 @@ def test_a_cancelled_call_is_not_an_error_of_its_own() -> None:
     for c in calls:
         c.denied = True
     assert "same_error" not in detect(calls).evaluate(at(7)).signals
+
+
+def test_the_rules_memory_does_not_grow_with_history() -> None:
+    """The live detector is pickled every watcher tick: what the rules remember stays bounded."""
+    import pickle
+
+    def windows_after(n: int) -> int:
+        det = Detector(RULES, bucket="medium", started_at=T0, workdir=WORKDIR)
+        for i in range(n):
+            out = f"Traceback line {i}\n" + "x" * 400 + f"\nValueError: case {i % 997}"
+            det.add_call(run(f"python scripts/s{i % 5000}.py --n {i}", i / 30, output=out, error=i % 3 == 0))
+            if i % 15 == 0:
+                det.evaluate(T0 + i * 2.0)
+        return len(pickle.dumps(det.windows, protocol=pickle.HIGHEST_PROTOCOL))
+
+    small, large = windows_after(2_000), windows_after(20_000)
+    assert large < 1.2 * small, (small, large)
