@@ -79,7 +79,7 @@ class CallWindows:
         self.errors = SlidingCounter(r.same_error_window)
         self.sb_runs: deque[Run] = deque(maxlen=s.sb_window)
         self.rep_runs: deque[Run] = deque(maxlen=s.rep_window)
-        self.error_commands: dict[str, dict[str, None]] = {}
+        self.error_calls: deque[tuple[str | None, str]] = deque(maxlen=r.same_error_window)  # (key, command)
         self.pushed = 0  # calls taken into the windows
         self.tree_version = 0  # bumped on every change seen in the clone
         self.real_version = 0  # ...on every change of a non-debris file
@@ -235,15 +235,10 @@ class CallWindows:
         if real != self._error_version:  # a real file changed: earlier errors are no longer the same situation
             self._error_version = real
             self.errors = SlidingCounter(self.rules.same_error_window)
-            self.error_commands = {}
+            self.error_calls.clear()
         key = None if call.denied else self._fp.error(call)  # a refused or cancelled call never ran
         self.errors.push(key)
-        if key is not None:
-            if key not in self.error_commands and len(self.error_commands) >= _PRUNE_AT:
-                self.error_commands = {k: v for k, v in self.error_commands.items() if self.errors.counts.get(k)}
-            commands = self.error_commands.setdefault(key, {})
-            if len(commands) < 64:
-                commands[call.command or call.path or call.tool] = None
+        self.error_calls.append((key, call.command or call.path or call.tool))
 
     def _remember(self, memo: dict[str, Any], key: str, value: tuple[Any, ...], horizon: int) -> None:
         """Remember `value` (its last item the call number); forget what is too old to be compared with."""

@@ -279,7 +279,7 @@ class Detector:
         poll = polling.check(polls, polls=s.poll_count, weight=s.weights["polling"])
         err = None
         if r.same_error:
-            err = same_error.check(w.errors, w.error_commands, repeats=r.same_error_repeats, weight=r.same_error_weight)
+            err = same_error.check(w.errors, w.error_calls, repeats=r.same_error_repeats, weight=r.same_error_weight)
         return rep, sb, poll, err
 
 

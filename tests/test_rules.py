@@ -141,7 +141,7 @@ def test_same_error_from_varied_commands_without_a_change() -> None:
     v = detect(calls).evaluate(at(5))
     assert v.signals == ("same_error",)
     assert "4 of the last 4 calls failed with the same error" in finding(v, "same_error")
-    assert "from 4 different commands; no file changed in between" in finding(v, "same_error")
+    assert "from 4 different commands; nothing but debris changed in between" in finding(v, "same_error")
     assert detect(calls[:3]).evaluate(at(5)).signals == ()
     assert detect(calls, S).evaluate(at(5)).signals == ()
 

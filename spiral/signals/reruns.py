@@ -33,10 +33,11 @@ def explain(runs: Iterable[Run], target: str, changes: Iterable[tuple[int, str]]
 
 
 def _edited(runs: list[Run], changes: Iterable[tuple[int, str]], target: str) -> str:
+    """The files changed between the runs (the target itself too: a script edited and rerun)."""
     spans = [(r.since, r.at) for r in runs]
     seen: dict[str, None] = {}
     for version, path in changes:
-        if path != target and any(lo < version <= hi for lo, hi in spans):
+        if any(lo < version <= hi for lo, hi in spans):
             seen[path] = None
     names = list(seen)
     return ", ".join(short(p, 40) for p in names[:3]) + (", ..." if len(names) > 3 else "")
