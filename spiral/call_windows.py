@@ -24,6 +24,7 @@ as the contract's five signals define.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Any, NamedTuple
 
@@ -31,6 +32,7 @@ from spiral import model
 from spiral.fingerprint import Fingerprinter
 from spiral.model import ToolCall
 from spiral.settings import Settings
+from spiral.shellcmd import unwrap
 from spiral.window import SlidingCounter
 
 # what a run of a script/test (or a Read of a file) was, next to the previous one of the same target
@@ -39,6 +41,10 @@ SAME_READ, FRESH_READ, REVERTED, NEW_CONTENT = "same-read", "fresh-read", "rever
 _NOT_COUNTED = frozenset({PROGRESS, FRESH_READ, NEW_CONTENT})
 _MEMORY = 4096  # targets and polls remembered, at most
 _PRUNE_AT = 64  # ...past this many, those too old to be compared with are dropped (the state is pickled per tick)
+# a shell command that shows or searches files: an HTTP status in its output is the file's text, not an error
+_VIEWER = re.compile(
+    r"\s*(?:cat|head|tail|less|more|bat|nl|grep|egrep|rg|ag|ack|sed|awk|ls|find|fd|jq|git\s+(?:log|show|diff|grep|blame))\b"
+)
 _POLL_HORIZON = 120  # calls back a poll or check is compared with the previous look at it
 _CHANGES = 64  # recent file changes kept for the evidence
 
@@ -93,7 +99,6 @@ class CallWindows:
         self._done = r.poll_done
         self._polled: dict[str, tuple[ToolCall, int]] = {}  # poll / check command -> (its last run, call no.)
         self._check_moved = False  # whether the latest check between sleeps returned something new
-        self._error_version = 0
 
     # ---- input -----------------------------------------------------------
 
@@ -106,6 +111,9 @@ class CallWindows:
         self.changes.append((self.tree_version, path))
         if real:
             self.real_version += 1
+            if self.rules.same_error:  # the same error again after a real change is another situation
+                self.errors = SlidingCounter(self.rules.same_error_window)
+                self.error_calls.clear()
 
     def add(self, call: ToolCall, meaning: Meaning) -> None:
         self._queue.append((call, meaning, self.tree_version, self.real_version))
@@ -225,18 +233,23 @@ class CallWindows:
             return None
         if poll == "until" or not call.result_seen:
             return poll  # nothing to judge by: counted, as the contract counts it
-        done = self._done is not None and self._done.search(call.output_ends or "") is not None
+        out = call.output_ends or ""
+        done = self._done is not None and "<status>running</status>" not in out and self._done.search(out) is not None
         # a first look at a running task is a poll too
         stale = not done and (before is None or self._fp.same(call, before))
         self._check_moved = not stale
         return poll if stale else None
 
     def _error(self, call: ToolCall, real: int) -> None:
-        if real != self._error_version:  # a real file changed: earlier errors are no longer the same situation
-            self._error_version = real
-            self.errors = SlidingCounter(self.rules.same_error_window)
-            self.error_calls.clear()
-        key = None if call.denied else self._fp.error(call)  # a refused or cancelled call never ran
+        if real < self.real_version:
+            # a real file changed after this call (note_change restarted the count): it is not the same situation
+            self.errors.push(None)
+            self.error_calls.append((None, ""))
+            return
+        key = None
+        if not call.denied:  # a refused or cancelled call never ran
+            request = call.tool == model.BASH and not _VIEWER.match(unwrap(call.command or ""))
+            key = self._fp.error(call, request)
         self.errors.push(key)
         self.error_calls.append((key, call.command or call.path or call.tool))
 

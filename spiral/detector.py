@@ -5,6 +5,7 @@ reads a clock or a file, and a tick costs the same however long the run is.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable
 
@@ -19,6 +20,10 @@ from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
 from spiral.window import SlidingCounter
 
 _MEANING_CACHE = 20_000
+_BLOB_PATHS = 4096  # files whose earlier contents are remembered (revert detection)
+_MOVES_HEAD = re.compile(
+    r"\bgit\s+(?:-\S+\s+)*(?:commit|stash|reset|rebase|merge|pull|am|cherry-pick|revert|checkout\s+-b)\b"
+)
 
 
 class Detector:
@@ -47,6 +52,7 @@ class Detector:
         self._status: dict[str, str] = {}
         self._hashes: dict[str, str] = {}
         self._blobs: dict[str, set[str]] = {}  # path -> the contents (blob ids) it has had
+        self._head_moved = False  # a git command that moves HEAD or the index ran since the last snapshot
         # the touched set comes from snapshots; writes seen in the log stand in
         # for it only in a recording that has no snapshots at all
         self.touched: set[str] = set()
@@ -67,6 +73,7 @@ class Detector:
         self._in_scope_at = started_at
         self._outside_streak = 0
         self._outside: deque[str] = deque(maxlen=4)
+        self._outside_seen: set[str] = set()  # the files of the current streak
 
     # ---- input -----------------------------------------------------------
 
@@ -96,8 +103,12 @@ class Detector:
             self._meaning[ident] = meaning
         self.windows.add(call, meaning)
         self.calls += 1
+        if call.command and call.tool == model.BASH and _MOVES_HEAD.search(call.command):
+            self._head_moved = True  # files leaving `git status` next are committed or stashed, not reverted
         file = meaning.path
         if call.tool in model.WRITING_TOOLS and file and not file.startswith("/"):
+            if call.result_seen and (call.is_error or call.denied):
+                return  # an edit that failed or was refused changed nothing
             self._changed(file, call.ts)
             if not self._is_debris(file):
                 if file not in self._written:
@@ -116,19 +127,20 @@ class Detector:
             if prev_status.get(path) != status or (path in snap.hashes and prev_hashes.get(path) != snap.hashes[path]):
                 self._changed(path, snap.ts)
                 blob = snap.hashes.get(path)
-                if blob is not None and self.rules.outcomes:
+                if blob is not None and self.rules.outcomes and blob != prev_hashes.get(path):
                     seen = self._blobs.setdefault(path, set())
                     if blob in seen:
                         self.windows.note_revert(path)  # back at a content it had before
-                    elif len(seen) < 64:
+                    elif len(seen) < 64 and len(self._blobs) < _BLOB_PATHS:
                         seen.add(blob)
             if path not in self.touched and not self._is_debris(path):
                 self.touched.add(path)
                 grew = True
-        for path in prev_status.keys() - snap.status.keys():
+        head_moved, self._head_moved = self._head_moved, False
+        for path in [p for p in prev_status if p not in snap.status]:  # in order: the verdict must not hang on hashing
             self._changed(path, snap.ts)  # reverted, deleted or committed
-            if path in self.tracked and self.rules.outcomes:
-                self.windows.note_revert(path)
+            if path in self.tracked and self.rules.outcomes and not head_moved:
+                self.windows.note_revert(path)  # back at its committed content (no commit, stash, reset ran)
         if grew:
             self.touched_grew_at = max(self.touched_grew_at, snap.ts)
         self._status, self._hashes = snap.status, snap.hashes
@@ -151,14 +163,15 @@ class Detector:
         if progress and ts > self.progress_at:
             self.progress_at = ts
         if self._scope is not None:
-            if path in self.outputs or self._scope.match(path):
+            clean = path.rstrip("/")
+            if clean in self.outputs or self._scope.match(clean):
                 self._in_scope_at = max(self._in_scope_at, ts)
                 self._outside_streak = 0
-            elif not self._outside or self._outside[-1] != path:  # a snapshot re-reporting the last edit is not another
+                self._outside_seen.clear()
+            elif clean not in self._outside_seen:  # a file counts once per streak (the log and a snapshot both see it)
+                self._outside_seen.add(clean)
                 self._outside_streak += 1
-                if path in self._outside:
-                    self._outside.remove(path)
-                self._outside.append(path)
+                self._outside.append(clean)
 
     @property
     def debris_files(self) -> tuple[str, ...]:

@@ -4,9 +4,7 @@ Two runs "came back the same" when they have the same failure flag and
 exit code and the same output once timestamps, durations, hex ids, temporary
 paths, line numbers and pids (the masks in buckets.yaml) are replaced.
 Masking is the costly part, so it is done only when two outputs differ as
-text, and memoised per output text (a loop repeats the same outputs). A
-long output is kept as its two ends (spiral/model.py `cut`); its tail is
-compared from the end, where it does not shift with the output's length.
+text, and memoised per output text (a loop repeats the same outputs).
 """
 
 from __future__ import annotations
@@ -16,7 +14,8 @@ import re
 from spiral.model import ToolCall
 
 _MEMO = 4096
-_TAIL = 120  # characters of a long output's (masked) tail compared
+_HEAD = 100  # characters of an output's start compared (model.cut keeps as many)
+_TAIL = 120  # characters of its (masked) end compared
 _SPACE = re.compile(r"\s+")
 
 
@@ -41,17 +40,24 @@ class Fingerprinter:
         self._memo = {}
 
     def masked(self, text: str) -> str:
+        """What is compared of an output: its first characters and its last, volatile parts masked.
+
+        Every output is compared the same way, cut or not, so nothing changes at the length where
+        spiral/model.py starts keeping only an output's two ends: the masked head (where a command
+        says what it is) and the masked tail taken from the end (where errors and summaries are,
+        and which does not shift with the output's length).
+        """
         out = self._memo.get(text)
         if out is None:
-            out = self.masks.sub("#", text) if self.masks is not None else text
-            out = _SPACE.sub(" ", out).strip()
-            head, cut, tail = out.partition(" ... ")
-            if cut:  # a long output keeps its two ends: where its tail starts depends on the length,
-                out = head + cut + tail[-_TAIL:]  # ...so the tail is compared from its end
+            out = self._mask(text[:_HEAD]) + " | " + self._mask(text)[-_TAIL:]
             if len(self._memo) >= _MEMO:
                 self._memo.clear()
             self._memo[text] = out
         return out
+
+    def _mask(self, text: str) -> str:
+        out = self.masks.sub("#", text) if self.masks is not None else text
+        return _SPACE.sub(" ", out).strip()
 
     def same(self, a: ToolCall, b: ToolCall) -> bool:
         """Whether two calls came back the same, volatile parts aside (both results known)."""
@@ -60,9 +66,10 @@ class Fingerprinter:
         x, y = a.output_ends or "", b.output_ends or ""
         return x == y or self.masked(x) == self.masked(y)
 
-    def error(self, call: ToolCall) -> str | None:
+    def error(self, call: ToolCall, request: bool = False) -> str | None:
         """The same-error rule's key: the masked line naming the error, for a call that failed, or
-        that exited 0 but printed an error a request or a script reports that way (an HTTP 401...).
+        that exited 0 but printed an error a request or a script reports that way (an HTTP 401...):
+        `request` says the call was a shell command that is not a file viewer or search.
 
         The line is the last one that looks like an error (`error_line`): ten `python -c`
         variants end in the same `ModuleNotFoundError` line whatever they printed before it.
@@ -71,10 +78,12 @@ class Fingerprinter:
         if not (call.result_seen and text):
             return None
         if not call.is_error:
+            if not request:
+                return None
             found = self.error_output.search(text) if self.error_output is not None else None
-            return self.masked(found.group(0)) if found else None
+            return self._mask(found.group(0)) if found else None
         if self.error_line is not None:
             for line in reversed(text.splitlines()):
                 if self.error_line.search(line):
-                    return self.masked(line) or None
+                    return self._mask(line) or None
         return self.masked(text) or None

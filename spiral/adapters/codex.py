@@ -36,9 +36,8 @@ _ITEM_SILENT = frozenset({"reasoning", "agent_message", "todo_list", "error"})
 _ROLLOUT_KNOWN = frozenset({"session_meta", "turn_context", "event_msg", "compacted", "message", "reasoning", "state"})
 _PAYLOAD_SILENT = frozenset({"message", "reasoning", "web_search_call", "other"})
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
-_SHELL_PATCH = re.compile(
-    r"^(?:\S*/)?(?:bash|sh|zsh)?\s*(?:-\w+\s+)*['\"]?\s*apply_patch\b[\s\S]*\*\*\* Begin Patch", re.M
-)
+# the command starts with apply_patch, maybe inside `bash -lc '...'` (anchored, no re.M: linear on any command)
+_SHELL_PATCH = re.compile(r"[^\S\n]*(?:\S*/)?(?:(?:bash|sh|zsh)[ \t]+(?:-\w+[ \t]+)*)?['\"]?[ \t]*apply_patch\b")
 _FINAL = frozenset({"completed", "failed", "declined"})
 _EXIT = re.compile(r"(?:^Exit code: |\nProcess exited with code |, exit code: )(-?\d+)")
 _OUTPUT = "\nOutput:\n"
@@ -206,7 +205,9 @@ class CodexAdapter(Adapter):
                 words = [c if type(c) is str else str(c) for c in cmd if type(c) in _SCALARS]
                 cmd = shlex.join(words) if len(words) == len(cmd) else None
             cwd = argd.get("workdir") or self._cwd
-            if isinstance(cmd, str) and _SHELL_PATCH.search(cmd):  # `apply_patch <<'EOF' ...` run through the shell
+            if (
+                isinstance(cmd, str) and "*** Begin Patch" in cmd and _SHELL_PATCH.match(cmd)
+            ):  # `apply_patch <<'EOF' ...` run through the shell
                 calls = self._patch(ts, cmd, call_id, cwd)
             else:
                 calls = [self.call(ts, "shell", command=cmd, call_id=call_id, cwd=cwd)]
