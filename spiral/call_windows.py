@@ -120,13 +120,22 @@ class CallWindows:
         self.resolve(call.ts)
 
     def resolve(self, now: float) -> None:
-        """Take queued calls in order: each once its result is in, or it waited long enough."""
-        queue, wait = self._queue, self._wait
+        """Take queued calls in order: each once its result is in, or it waited long enough.
+
+        A call still running while nothing came after it (a long build, a slow test) waits up
+        to `result_wait_alone_seconds`; once a later call has come, its result is presumably
+        lost, and it waits only `result_wait_seconds`.
+        """
+        queue = self._queue
         while queue:
             call = queue[0][0]
-            if wait is not None and not call.result_seen and now - call.ts < wait:
+            if self._wait is not None and not call.result_seen and now < self._deadline(call):
                 return
             self._take(*queue.popleft())
+
+    def _deadline(self, call: ToolCall) -> float:
+        alone = len(self._queue) == 1
+        return call.ts + (self.rules.result_wait_alone_s if alone else self.rules.result_wait_s)
 
     def waiting(self) -> int:
         return len(self._queue)
@@ -145,8 +154,9 @@ class CallWindows:
                 polls.push(m.poll)
         return scripts, files, targets, polls
 
-    def oldest_waiting(self) -> float | None:
-        return self._queue[0][0].ts if self._queue and self._wait is not None else None
+    def next_deadline(self) -> float | None:
+        """When the first call still waiting for its result is taken without it, if nothing else comes."""
+        return self._deadline(self._queue[0][0]) if self._queue and self._wait is not None else None
 
     # ---- one call into the windows -------------------------------------------
 

@@ -264,9 +264,9 @@ class Detector:
             candidates.append(self.progress_at + s.progress_quiet_min * 60)
         if self._scope is not None and self._outside_streak >= self.rules.drift_recent_edits:
             candidates.append(self._in_scope_at + self.rules.drift_quiet_min * 60)
-        waiting = self.windows.oldest_waiting()
-        if waiting is not None:  # a call still waiting for its result is taken when its wait runs out
-            candidates.append(waiting + self.rules.result_wait_s)
+        deadline = self.windows.next_deadline()
+        if deadline is not None:  # a call still waiting for its result is taken when its wait runs out
+            candidates.append(deadline)
         later = [c for c in candidates if c > now]
         return min(later) if later else float("inf")
 

@@ -40,11 +40,22 @@ def scope_pattern(globs: tuple[str, ...]) -> re.Pattern[str] | None:
 
     `*` and `?` stay inside one directory, `**` spans any number of them
     (`src/**` is everything under src/, `**/test_*.py` a test file anywhere),
-    `[...]` is a character class; a glob that names a directory (`docs/`)
-    covers what is under it.
+    `[abc]`, `[a-z]` and `[!abc]` are character classes that never match `/`;
+    a glob that names a directory (`docs/`) covers what is under it; a leading
+    `./` is dropped, and `.` (or `./`, `/`) is the whole clone. Anything else
+    is taken literally (no `{a,b}` alternatives).
     """
-    parts = [_glob_regex(g.strip().strip("/") + ("/**" if g.rstrip().endswith("/") else "")) for g in globs]
-    parts = [p for p in parts if p]
+    parts = []
+    for raw in globs:
+        glob = raw.strip()
+        while glob.startswith("./"):
+            glob = glob[2:]
+        if glob in ("", ".", "/"):
+            parts.append(".*")  # the whole clone
+            continue
+        directory = glob.endswith("/")
+        glob = glob.strip("/")
+        parts.append(_glob_regex(glob + "/**" if directory else glob))
     return re.compile("(?:" + "|".join(parts) + r")\Z") if parts else None
 
 
@@ -69,12 +80,28 @@ def _glob_regex(glob: str) -> str:
         elif c == "?":
             out.append("[^/]")
             i += 1
-        elif c == "[" and "]" in glob[i + 2 :]:
-            end = glob.index("]", i + 2)
+        elif c == "[" and (end := _class_end(glob, i)) > 0:
             body = glob[i + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            negated = body.startswith("!")
+            if negated:
+                body = body[1:]
+            # a `]` first in the class is a member; the rest is escaped but for ranges
+            members = "".join(
+                "-" if ch == "-" and 0 < k < len(body) - 1 else re.escape(ch) for k, ch in enumerate(body)
+            )
+            out.append("(?!/)[" + ("^/" if negated else "") + members + "]")
             i = end + 1
         else:
             out.append(re.escape(c))
             i += 1
     return "".join(out)
+
+
+def _class_end(glob: str, start: int) -> int:
+    """Where the class opened at `start` closes (its first member may be `]`), or -1 for a literal `[`."""
+    j = start + 1
+    if j < len(glob) and glob[j] == "!":
+        j += 1
+    j += 1  # the first member, even a `]`
+    end = glob.find("]", j)
+    return end

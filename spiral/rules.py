@@ -20,7 +20,8 @@ RULE_SIGNALS = ("same_error", "drift")
 @dataclass(frozen=True, slots=True)
 class Rules:
     masks: re.Pattern[str] | None  # the volatile parts of a tool's output, one alternation
-    result_wait_s: float  # how long a call waits for its result before it counts as unknown
+    result_wait_s: float  # how long a call waits for its result, once a later call came, before it counts as unknown
+    result_wait_alone_s: float  # ...and while nothing came after it (a long build)
     outcomes: bool
     same_error: bool
     same_error_weight: float
@@ -52,6 +53,7 @@ class Rules:
 SEED_ONLY = Rules(
     masks=None,
     result_wait_s=0.0,
+    result_wait_alone_s=0.0,
     outcomes=False,
     same_error=False,
     same_error_weight=0.0,
@@ -67,7 +69,7 @@ SEED_ONLY = Rules(
 
 # key -> kind, per block ("number", "integer", "bool", "regexes"); checked by spiral.settings
 SCHEMA: dict[str, dict[str, str]] = {
-    "fingerprint": {"result_wait_seconds": "number", "masks": "regexes"},
+    "fingerprint": {"result_wait_seconds": "number", "result_wait_alone_seconds": "number", "masks": "regexes"},
     "outcomes": {"enabled": "bool"},
     "same_error": {
         "enabled": "bool",
@@ -90,6 +92,7 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
     return Rules(
         masks=re.compile("|".join(f"(?:{m.pattern})" for m in masks)) if masks else None,
         result_wait_s=fp["result_wait_seconds"],
+        result_wait_alone_s=max(fp["result_wait_alone_seconds"], fp["result_wait_seconds"]),
         outcomes=vals["outcomes"]["enabled"],
         same_error=se["enabled"],
         same_error_weight=se["weight"],

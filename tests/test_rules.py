@@ -126,8 +126,10 @@ def test_a_rerun_without_a_result_counts_as_the_contract_counts_it() -> None:
     det = detect(calls)
     assert det.windows.waiting() == 1  # the last test run still waits for its result...
     assert "sustained_bash" in det.evaluate(at(10)).signals  # ...and is judged for now as the contract counts it
+    assert det.windows.waiting() == 1  # the last one may still be running: nothing came after it
+    assert "sustained_bash" in det.evaluate(at(12)).signals
     assert det.windows.waiting() == 1
-    assert "sustained_bash" in det.evaluate(at(12)).signals  # the last one's wait ran out: taken as unknown
+    assert "sustained_bash" in det.evaluate(at(9.5 + 15)).signals  # its longest wait ran out: taken as unknown
     assert det.windows.waiting() == 0
 
 
@@ -230,7 +232,21 @@ def test_next_change_after_knows_the_drift_and_result_deadlines() -> None:
     det = detect(calls, scope=("src/**",))
     assert det.next_change_after(at(6)) == T0 + 15 * MIN  # in-scope quiet since launch
     waiting = detect([ToolCall(ts=at(1), tool=model.BASH, command="make")])
-    assert waiting.next_change_after(at(1)) == at(1) + RULES.rules.result_wait_s
+    assert waiting.windows.next_deadline() == at(1) + RULES.rules.result_wait_alone_s
+    assert waiting.next_change_after(at(1)) == at(10)  # the stall clock (10 min from launch) comes first here
+
+
+def test_a_slow_test_run_is_judged_by_its_result_when_it_comes() -> None:
+    """A 90 s test run is not taken without its result just because it ran longer than a minute."""
+    calls, det = [], Detector(RULES, bucket="medium", started_at=T0, workdir=WORKDIR)
+    for k in range(12):
+        det.add_call(edit(f"src/m{k}.py", 2 * k))
+        test = ToolCall(ts=at(2 * k + 0.1), tool=model.BASH, command="pytest tests/test_store.py")
+        det.add_call(test)
+        det.evaluate(at(2 * k + 1.6))  # a tick while it runs (90 s)
+        test.result_seen, test.output = True, "12 passed in 90.2s"  # its result arrives
+        calls.append(test)
+    assert "sustained_bash" not in det.evaluate(at(25)).signals
 
 
 def test_fingerprint_ignores_pytest_rule_width_and_a_shifted_tail() -> None:
