@@ -314,3 +314,51 @@ def test_the_rules_memory_does_not_grow_with_history() -> None:
 
     small, large = windows_after(2_000), windows_after(20_000)
     assert large < 1.2 * small, (small, large)
+
+
+# ---- what a review found (each once wrong) ----------------------------------------------------
+
+
+def test_drift_counts_a_file_once_though_the_log_and_a_snapshot_both_see_it() -> None:
+    from spiral.model import Snapshot
+
+    det = detect([edit(f"scripts/{n}.sh", 1 + k) for k, n in enumerate("xyz")], scope=("src/**",))
+    det.add_snapshot(Snapshot(ts=at(4), status={f"scripts/{n}.sh": "??" for n in "xyz"}))
+    assert "drift" not in det.evaluate(at(20)).signals  # 3 files outside, not 6
+
+
+def test_a_failed_edit_is_not_a_change_and_a_commit_is_not_a_revert() -> None:
+    from spiral.model import Snapshot
+
+    calls = []
+    for k in range(10):
+        failed = edit("src/app/store.py", 2 * k)
+        failed.is_error, failed.output = True, "String to replace not found in file."
+        calls += [failed, run("pytest tests/test_store.py", 2 * k + 1, output="12 passed in 0.4s")]
+    assert "sustained_bash" in detect(calls).evaluate(at(21)).signals  # reruns on an unchanged tree
+    det = detect([], tracked=["src/app.py"])
+    det.add_snapshot(Snapshot(ts=at(1), status={"src/app.py": " M"}, hashes={"src/app.py": "a" * 40}))
+    det.add_call(run("git commit -am wip", 1.5, output="[main 1a2b3c4] wip"))
+    det.add_snapshot(Snapshot(ts=at(2), status={}))
+    det.add_calls(edit("src/app.py", 3 + k) for k in range(12))
+    assert "repetition" not in det.evaluate(at(16)).signals
+
+
+def test_done_pattern_reads_status_fields_not_a_running_tasks_output() -> None:
+    running = [poll_task("b1", k, "<status>running</status><stdout>Epoch 3 completed</stdout>") for k in range(8)]
+    assert "polling" in detect(running).evaluate(at(10)).signals
+
+
+def test_a_counter_after_a_colon_is_not_masked_as_a_line_number() -> None:
+    calls = []
+    for k in range(8):
+        calls.append(run("sleep 30", 2 * k, output=""))
+        calls.append(run("gh run view 1 --json jobs", 2 * k + 1, output=f'{{"jobs_done":{k},"status":"in_progress"}}'))
+    assert "polling" not in detect(calls).evaluate(at(20)).signals
+
+
+def test_scope_glob_edges() -> None:
+    assert in_scope("src/a.py", ("./src/**",)) and in_scope("src/a.py", (".",))
+    assert not in_scope("src/a/c.py", ("src/a[!b]c.py",)) and in_scope("src/axc.py", ("src/a[!b]c.py",))
+    assert in_scope("b", ("[!]a]",)) and not in_scope("a", ("[!]a]",))
+    assert not in_scope("src/x.ts", ("src/*.{ts,tsx}",))  # no brace alternatives: literal
