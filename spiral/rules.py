@@ -85,12 +85,22 @@ SCHEMA: dict[str, dict[str, str]] = {
 }
 
 
+def _joined(masks: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """The masks as one alternation; a mask with groups of its own must not refer to them by number."""
+    if not masks:
+        return None
+    for m in masks:
+        if re.search(r"\\[1-9]|\(\?P=", m.pattern):
+            raise re.error(f"mask {m.pattern!r} uses a backreference")
+    return re.compile("|".join(f"(?:{m.pattern})" for m in masks))
+
+
 def build(vals: dict[str, dict[str, Any]]) -> Rules:
     """Rules from the checked values of every block of `rules:`."""
     fp, se, dr = vals["fingerprint"], vals["same_error"], vals["drift"]
     masks: list[re.Pattern[str]] = fp["masks"]
     return Rules(
-        masks=re.compile("|".join(f"(?:{m.pattern})" for m in masks)) if masks else None,
+        masks=_joined(masks),
         result_wait_s=fp["result_wait_seconds"],
         result_wait_alone_s=max(fp["result_wait_alone_seconds"], fp["result_wait_seconds"]),
         outcomes=vals["outcomes"]["enabled"],

@@ -215,4 +215,8 @@ def _rules(raw: Any) -> Rules:
     for name, keys in schema.items():
         path = ("rules", name)
         vals[name] = {k: _value(_check_keys(block[name], keys, path), k, kind, path) for k, kind in keys.items()}
-    return rules_mod.build(vals)
+    try:
+        return rules_mod.build(vals)
+    except re.error as exc:  # each mask compiles, but not joined: a flag not at the start, a backreference...
+        where = ("rules", "fingerprint", "masks")
+        raise SettingsError(where, f"rules.fingerprint.masks do not join into one regex: {exc}") from None

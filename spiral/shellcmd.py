@@ -55,7 +55,9 @@ _KEYWORDS = frozenset({"do", "then", "else", "elif", "done", "fi", "while", "unt
 _REDIRECT_CHARS = frozenset("<>&|")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _TASK_OUTPUT = re.compile(r"/tasks/[^/\s'\"]+\.output\b")
-_UNTIL_WAIT = re.compile(r"\buntil\b.*?(\bgrep\b|\[\s+-s\b|\btest\s+-s\b).*?\bdo\b", re.S)
+_UNTIL = re.compile(r"\buntil\b")
+_DO = re.compile(r"\bdo\b")
+_WAITS_ON = re.compile(r"\bgrep\b|\[\s+-s\b|\btest\s+-s\b")
 _SLEEP_ARG = re.compile(r"^(\d+(?:\.\d+)?)([smh]?)$")
 _SLEEP_UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
@@ -134,9 +136,25 @@ def analyse(command: str) -> ShellFacts:
         file=script or file,
         sleep_s=sleep_s,
         task_output=bool(_TASK_OUTPUT.search(inner)),
-        until_wait=bool(_UNTIL_WAIT.search(inner)),
+        until_wait=_until_wait(inner),
         suite=None if script else suite,
     )
+
+
+def _until_wait(text: str) -> bool:
+    """An `until <grep | [ -s ... ]>; do ... done` loop: linear in the command (a regex was quadratic)."""
+    start = 0
+    for _ in range(8):  # the first few `until`s: a command that has more is not a plain wait
+        m = _UNTIL.search(text, start)
+        if m is None:
+            return False
+        d = _DO.search(text, m.end())
+        if d is None:
+            return False
+        if _WAITS_ON.search(text, m.end(), d.start()):
+            return True
+        start = m.end()
+    return False
 
 
 def _under(prefix: str, path: str) -> str:
@@ -310,6 +328,8 @@ def _test_target(args: list[str]) -> str | None:
 
 def _suite_of(argv: list[str], base: str) -> str | None:
     """The test command itself, when it runs a whole suite: `npm test`, `go test`, `make check`."""
+    if any(a in ("--version", "-V", "--help", "-h", "--collect-only", "--co", "--list") for a in argv[1:]):
+        return None  # asks about the runner; runs nothing
     args = [a for a in argv[1:] if not a.startswith("-")]
     if base in _TEST_RUNNERS or base in _SUITE_RUNNERS:
         return base
@@ -321,12 +341,25 @@ def _suite_of(argv: list[str], base: str) -> str | None:
     if base in _SUBCOMMAND_TEST_RUNNERS and args and args[0] == "test":
         return f"{base} test"
     if base in _PACKAGE_MANAGERS and args:
-        if args[0] in ("test", "t") or (args[0] == "run" and len(args) > 1 and args[1].startswith("test")):
-            return f"{base} {' '.join(args[:2]) if args[0] == 'run' else 'test'}"
-    if base in ("make", "mvn", "gradle", "./gradlew", "gradlew", "mise", "just", "task") and args:
-        if args[0] in ("test", "check") or args[0].startswith("test:") or (args[0] == "run" and len(args) > 1):
-            return f"{base} {' '.join(args[:2]) if args[0] == 'run' else args[0]}"
+        if _is_test_script(args[0]):
+            return f"{base} {args[0]}"
+        if args[0] == "run" and len(args) > 1 and _is_test_script(args[1]):
+            return f"{base} run {args[1]}"
+    if base in ("make", "mvn", "gradle", "./gradlew", "gradlew", "just", "task") and args and _is_test_script(args[0]):
+        return f"{base} {args[0]}"
+    if base == "mise" and len(args) > 1 and args[0] == "run" and _is_test_script(args[1]):
+        return f"mise run {args[1]}"
     return None
+
+
+def _is_test_script(name: str) -> bool:
+    """`test`, `t`, `check`, `test:unit`, `test-unit`, `test_e2e` (not `test-server` or `testdata`)."""
+    if name in ("test", "t", "check", "tests"):
+        return True
+    head, sep, rest = name.partition(":")
+    if sep:
+        return head in ("test", "tests", "check")
+    return name.startswith(("test-", "test_")) and not name.endswith(("server", "serve", "watch", "data", "db"))
 
 
 def _file_of(argv: list[str], base: str) -> str | None:

@@ -362,3 +362,21 @@ def test_scope_glob_edges() -> None:
     assert not in_scope("src/a/c.py", ("src/a[!b]c.py",)) and in_scope("src/axc.py", ("src/a[!b]c.py",))
     assert in_scope("b", ("[!]a]",)) and not in_scope("a", ("[!]a]",))
     assert not in_scope("src/x.ts", ("src/*.{ts,tsx}",))  # no brace alternatives: literal
+
+
+def test_masks_that_do_not_join_are_refused_in_one_line() -> None:
+    for masks, why in ((["foo", "(?i)bar"], "global flags"), (["(a)\\1"], "backreference")):
+        with pytest.raises(SettingsError, match=rf"rules\.fingerprint\.masks do not join into one regex: .*{why}"):
+            Settings.from_mapping(BUCKETS.raw, {"rules": {"fingerprint": {"masks": masks}}})
+
+
+def test_whole_suite_targets_are_test_runs_only() -> None:
+    from spiral.shellcmd import analyse
+
+    assert [analyse(c).suite for c in ("npm test", "yarn test:unit", "go test ./...", "mise run test:ci")] == [
+        "npm test",
+        "yarn test:unit",
+        "go test",
+        "mise run test:ci",
+    ]
+    assert [analyse(c).suite for c in ("npm run test-server", "make run server", "pytest --version")] == [None] * 3
