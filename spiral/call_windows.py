@@ -70,8 +70,11 @@ class Run(NamedTuple):
     at: int  # tree version at this run
 
 
-def _new_success(call: ToolCall, before: ToolCall, fp: Fingerprinter) -> bool:
-    return call.result_seen and not call.is_error and before.result_seen and not fp.same(call, before)
+def _new_outcome(call: ToolCall, before: ToolCall, fp: Fingerprinter, *, failures_too: bool) -> bool:
+    """Another command on the same target came back with something new: a pass (or, where asked, any outcome)."""
+    if not (call.result_seen and before.result_seen) or (call.is_error and not failures_too):
+        return False
+    return not fp.same(call, before)
 
 
 class CallWindows:
@@ -167,7 +170,7 @@ class CallWindows:
             run_key = target or (file if call.tool == model.BASH else None)
             kind = since = None
             if run_key is not None:
-                kind, since = self._rerun(run_key, call, tree)
+                kind, since = self._rerun(run_key, call, tree, suite=m.file is None)
             elif call.tool == model.READ and file is not None:
                 kind, since = self._reread(file, call, tree)
             elif call.tool in model.WRITING_TOOLS and file is not None:
@@ -185,7 +188,7 @@ class CallWindows:
             self._error(call, real)
         self.pushed += 1
 
-    def _rerun(self, target: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
+    def _rerun(self, target: str, call: ToolCall, tree: int, suite: bool = False) -> tuple[str, int | None]:
         """A run compared with the last run of the same command (arguments and all) or, for a
         command not run lately, with the last run of the same target."""
         same_cmd = self._recent_run("cmd:" + (call.command or target))
@@ -193,7 +196,8 @@ class CallWindows:
         self._remember(self._runs, "cmd:" + (call.command or target), (call, tree, self.pushed), self._recent)
         self._remember(self._runs, "target:" + target, (call, tree, self.pushed), self._recent)
         if same_cmd is None:
-            if same_target is not None and _new_success(call, same_target[0], self._fp):
+            # for a whole-suite target (`pytest -k a`, `pytest -k b`: not one file) a different failure is new too
+            if same_target is not None and _new_outcome(call, same_target[0], self._fp, failures_too=suite):
                 return FRESH_READ, same_target[1]  # another chunk, another passing case: new information
             return FIRST, None  # nothing comparable: a run like any other
         before, prev_tree = same_cmd

@@ -380,3 +380,14 @@ def test_whole_suite_targets_are_test_runs_only() -> None:
         "mise run test:ci",
     ]
     assert [analyse(c).suite for c in ("npm run test-server", "make run server", "pytest --version")] == [None] * 3
+
+
+def test_different_selections_of_a_whole_suite_failing_differently_are_new_information() -> None:
+    calls = [
+        run(f"pytest -k case_{k}", k, output=f"FAILED tests/t.py::case_{k} - assert {k}", error=True) for k in range(12)
+    ]
+    assert "sustained_bash" not in detect(calls).evaluate(at(13)).signals
+    same = [
+        run(f"pytest -k case_{k}", k, output="FAILED tests/t.py::flush - assert 2 == 3", error=True) for k in range(12)
+    ]
+    assert "sustained_bash" in detect(same).evaluate(at(13)).signals  # ...but the same failure again is a rerun
