@@ -79,15 +79,19 @@ def timeline(path: Path, fmt: str) -> tuple[list[tuple[float, Any]], str | None]
     return [(ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3])], workdir
 
 
-def replay(path: Path, fmt: str, raw_buckets: dict[str, Any]) -> dict[str, Any]:
-    """Calls, minutes and, per bucket, when (if) it paged and which signals had fired."""
+def replay(path: Path, fmt: str, raw_buckets: dict[str, Any], buckets: tuple[str, ...] = BUCKETS) -> dict[str, Any]:
+    """Events, calls, minutes and, per bucket, when (if) it paged and which signals had fired."""
     timed, workdir = timeline(path, fmt)
     adapter = make_adapter(fmt, workdir)
     calls = [(ts, adapter.feed(ts, obj)) for ts, obj in timed]
     start, end = (timed[0][0], timed[-1][0]) if timed else (0.0, 0.0)
     settings = Settings.from_mapping(raw_buckets)
-    out: dict[str, Any] = {"tool_calls": sum(len(c) for _, c in calls), "minutes": round((end - start) / 60, 1)}
-    for bucket in BUCKETS:
+    out: dict[str, Any] = {
+        "events": len(timed),
+        "tool_calls": sum(len(c) for _, c in calls),
+        "minutes": round((end - start) / 60, 1),
+    }
+    for bucket in buckets:
         if not timed:
             out[bucket] = {"paged_at_min": None, "signals": [], "first_fired_min": {}, "tripped_at_min": None}
             continue
