@@ -177,8 +177,9 @@ class CallWindows:
                 kind = self._edit(file, call)
             if kind in _NOT_COUNTED:
                 script = target = file = None
-            self.sb_runs.append(Run(target, kind, call.agent, since if since is not None else tree, tree))
-            self.rep_runs.append(Run(script or file, kind, call.agent, since if since is not None else tree, tree))
+            before = since if since is not None else tree
+            self.sb_runs.append(Run(target, kind, call.agent, before, tree))
+            self.rep_runs.append(Run(script or file, kind, call.agent, before, tree))
         self.rep_scripts.push(script)
         self.rep_files.push(file)
         self.sb_targets.push(target)
@@ -223,16 +224,16 @@ class CallWindows:
         return REVERTED if path in self.reverted else NEW_CONTENT
 
     def _reread(self, key: str, call: ToolCall, tree: int) -> tuple[str, int | None]:
-        prev = self._runs.get("read:" + key)
+        prev = self._recent_run("read:" + key)
         self._remember(self._runs, "read:" + key, (call, tree, self.pushed), self._recent)
-        if prev is None or self.pushed - prev[2] > self._recent:
+        if prev is None:
             return FIRST, None
-        before = prev[0]
+        before, prev_tree = prev
         if not call.result_seen or not before.result_seen:
             return UNKNOWN, None
         # a file's content is compared as it came back: its line numbers are not noise
         same = call.is_error == before.is_error and call.output_ends == before.output_ends
-        return (SAME_READ if same else FRESH_READ), prev[1]
+        return (SAME_READ if same else FRESH_READ), prev_tree
 
     def _poll(self, call: ToolCall, poll: str | None) -> str | None:
         """The poll kind when this call counts as a stale poll, else None."""

@@ -9,7 +9,7 @@ what each rule counts and which benchmark family proves it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 RULE_NAMES = ("outcomes", "same_error", "subagents", "drift", "poll_progress")
@@ -41,13 +41,6 @@ class Rules:
     def needs_results(self) -> bool:
         """Whether a call must wait for its result before the windows take it."""
         return self.outcomes or self.same_error or self.poll_progress
-
-    def without(self, name: str) -> Rules:
-        """These rules with one of them switched off (an ablation)."""
-        if name not in RULE_NAMES:
-            raise ValueError(f"unknown rule {name!r}")
-        off: dict[str, Any] = {name: False}
-        return replace(self, **off)
 
 
 SEED_ONLY = Rules(
