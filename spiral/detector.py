@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
+from dataclasses import replace
 
 from spiral import model
 from spiral.call_windows import CallWindows, Meaning, Run
@@ -174,6 +175,11 @@ class Detector:
                 self._outside.append(clean)
 
     @property
+    def _drifting(self) -> bool:
+        """The recent edits all fell outside the ticket's scope (drift then waits for the quiet time)."""
+        return self._scope is not None and self._outside_streak >= self.rules.drift_recent_edits
+
+    @property
     def debris_files(self) -> tuple[str, ...]:
         """Debris in the clone: from the latest snapshot, else from the writes seen."""
         if self.snapshots:
@@ -226,7 +232,7 @@ class Detector:
                 touched=len(touched),
                 weight=s.weights["mutation_stall"],
             )
-        if self._scope is not None and self._outside_streak >= self.rules.drift_recent_edits:
+        if self._drifting:
             drifted = drift.check(
                 tuple(self._outside),
                 streak=self._outside_streak,
@@ -262,7 +268,7 @@ class Detector:
         ]
         if len(self.debris_files) >= s.debris_min:
             candidates.append(self.progress_at + s.progress_quiet_min * 60)
-        if self._scope is not None and self._outside_streak >= self.rules.drift_recent_edits:
+        if self._drifting:
             candidates.append(self._in_scope_at + self.rules.drift_quiet_min * 60)
         deadline = self.windows.next_deadline()
         if deadline is not None:  # a call still waiting for its result is taken when its wait runs out
@@ -285,10 +291,9 @@ class Detector:
         sb = sustained_bash.check(targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
         if r.outcomes:  # why the settled runs counted (a call still waiting adds nothing to say yet)
             if rep is not None:
-                by_script = scripts.max_count >= s.rep_same_script
-                rep = _explained(rep, w.rep_runs, (scripts if by_script else files).top()[0], w)
+                rep = _explained(rep, w.rep_runs, w)
             if sb is not None:
-                sb = _explained(sb, w.sb_runs, targets.top()[0], w)
+                sb = _explained(sb, w.sb_runs, w)
         poll = polling.check(polls, polls=s.poll_count, weight=s.weights["polling"])
         err = None
         if r.same_error:
@@ -296,7 +301,7 @@ class Detector:
         return rep, sb, poll, err
 
 
-def _explained(finding: Finding, runs: Iterable[Run], target: str | None, w: CallWindows) -> Finding:
+def _explained(finding: Finding, runs: Iterable[Run], w: CallWindows) -> Finding:
     """The finding with the outcomes behind its count appended to its evidence."""
-    why = reruns.explain(runs, target, w.changes) if target is not None else ""
-    return Finding(finding.signal, finding.weight, finding.evidence + why) if why else finding
+    why = reruns.explain(runs, finding.target, w.changes) if finding.target is not None else ""
+    return replace(finding, evidence=finding.evidence + why) if why else finding

@@ -12,6 +12,7 @@ class Finding:
     signal: str
     weight: float
     evidence: str
+    target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
 
 
 @dataclass(frozen=True, slots=True)

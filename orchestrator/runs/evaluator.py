@@ -31,7 +31,7 @@ from spiral.envelope import parse_envelope
 from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome, blocked_before
 
-CACHE_VERSION = 7  # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope
+CACHE_VERSION = 8  # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings name their target, drift and revert state
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
 

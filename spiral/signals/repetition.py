@@ -28,9 +28,11 @@ def check(
     if scripts.max_count >= same_script:  # cheap test first: most ticks fire nothing
         script, s_count = scripts.top()
         if script is not None:
-            return Finding(NAME, weight, f"{s_count} of {n} tool calls ran {short(script)} (made during the run)")
+            return Finding(
+                NAME, weight, f"{s_count} of {n} tool calls ran {short(script)} (made during the run)", script
+            )
     if files.max_count >= same_file:
         path, f_count = files.top()
         if path is not None:
-            return Finding(NAME, weight, f"{f_count} of {n} tool calls hit {short(path)}")
+            return Finding(NAME, weight, f"{f_count} of {n} tool calls hit {short(path)}", path)
     return None

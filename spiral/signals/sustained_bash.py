@@ -20,5 +20,5 @@ def check(targets: SlidingCounter, *, same_target: int, weight: float) -> Findin
         return None
     target, count = targets.top()
     if target is not None:
-        return Finding(NAME, weight, f"{count} of the last {len(targets)} tool calls ran {short(target)}")
+        return Finding(NAME, weight, f"{count} of the last {len(targets)} tool calls ran {short(target)}", target)
     return None
