@@ -4,7 +4,8 @@ Two runs "came back the same" when they have the same failure flag and
 exit code and the same output once timestamps, durations, hex ids, temporary
 paths, line numbers and pids (the masks in buckets.yaml) are replaced.
 Masking is the costly part, so it is done only when two outputs differ as
-text, and memoised per output text (a loop repeats the same outputs).
+text, the short head first (the whole output only when the heads agree), and
+memoised per output text (a loop repeats the same outputs).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class Fingerprinter:
         self.masks = masks
         self.error_line = error_line
         self.error_output = error_output
-        self._memo: dict[str, str] = {}
+        self._heads: dict[str, str] = {}  # output -> its masked head (memo)
+        self._tails: dict[str, str] = {}  # output -> its masked tail (memo)
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memo: a cache, rebuilt as outputs come (the live detector is pickled per tick)."""
@@ -37,7 +39,7 @@ class Fingerprinter:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
-        self._memo = {}
+        self._heads, self._tails = {}, {}
 
     def masked(self, text: str) -> str:
         """What is compared of an output: its first characters and its last, volatile parts masked.
@@ -47,12 +49,24 @@ class Fingerprinter:
         says what it is) and the masked tail taken from the end (where errors and summaries are,
         and which does not shift with the output's length).
         """
-        out = self._memo.get(text)
+        return self._head(text) + " | " + self._tail(text)
+
+    def _head(self, text: str) -> str:
+        out = self._heads.get(text)
         if out is None:
-            out = self._mask(text[:_HEAD]) + " | " + self._mask(text)[-_TAIL:]
-            if len(self._memo) >= _MEMO:
-                self._memo.clear()
-            self._memo[text] = out
+            out = self._mask(text[:_HEAD])
+            if len(self._heads) >= _MEMO:
+                self._heads.clear()
+            self._heads[text] = out
+        return out
+
+    def _tail(self, text: str) -> str:
+        out = self._tails.get(text)
+        if out is None:
+            out = self._mask(text)[-_TAIL:]
+            if len(self._tails) >= _MEMO:
+                self._tails.clear()
+            self._tails[text] = out
         return out
 
     def _mask(self, text: str) -> str:
@@ -64,7 +78,15 @@ class Fingerprinter:
         if not (a.result_seen and b.result_seen) or a.is_error != b.is_error or a.exit_code != b.exit_code:
             return False
         x, y = a.output_ends or "", b.output_ends or ""
-        return x == y or self.masked(x) == self.masked(y)
+        if x == y:
+            return True
+        # masked(x) == masked(y), the cheap head first: the whole output is masked only when the heads agree
+        hx, hy = self._head(x), self._head(y)
+        if hx == hy:
+            return self._tail(x) == self._tail(y)
+        if not (hx.startswith(hy) or hy.startswith(hx)):
+            return False  # the joined texts differ at the heads already
+        return self.masked(x) == self.masked(y)  # one head a prefix of the other: compare as joined
 
     def error(self, call: ToolCall, request: bool = False) -> str | None:
         """The same-error rule's key: the masked line naming the error, for a call that failed, or
