@@ -57,7 +57,9 @@ from orchestrator.config import load
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.record import state_file
+from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord
+from orchestrator.runs import evaluator
 from orchestrator.runs.kill import kill_run
 from orchestrator.runs.watch import one_pass
 from spiral.timestamps import format_ts
@@ -420,8 +422,23 @@ def grow_logs(run_dirs: list[Path], lines: int) -> float:
     return time.perf_counter() - started
 
 
-def tool_calls_seen(run_dirs: list[Path]) -> list[int]:
-    return [state_file.read(d).spiral.tool_calls for d in run_dirs]
+def tool_calls_seen(bench: Bench) -> list[int]:
+    """Tool calls each run's detector has absorbed, read after a refresh.
+
+    state.json's spiral.tool_calls is rewritten only when the verdict changes (and a long-lived
+    process keeps the detector in memory), so it lags. So: one `status --json` process (a one-pass
+    process writes every run's detector.pickle before it exits), then the count in each cache file.
+    """
+    status_cli(bench, "refresh before counting tool calls")
+    counts = []
+    for run_dir in bench.run_dirs:
+        cached = evaluator.load(RunDir(run_dir).detector_cache)
+        if cached is None:
+            bench.problem(f"{run_dir.name}: no readable detector.pickle after a status refresh")
+            counts.append(0)
+        else:
+            counts.append(cached.detector.calls)
+    return counts
 
 
 def drop_caches(run_dirs: list[Path]) -> None:
@@ -667,7 +684,7 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
 
     time.sleep(2.0)  # every agent has printed a few lines
     small = measure_status(bench, "small logs", args.repeats)
-    calls = tool_calls_seen(bench.run_dirs)
+    calls = tool_calls_seen(bench)
     report_status(
         f"status over {args.runs} live runs, small logs ({min(calls)}-{max(calls)} tool calls each)",
         small,
@@ -677,7 +694,7 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
 
     took = grow_logs(bench.run_dirs, args.lines)
     big = measure_status(bench, "long logs", args.repeats)
-    report_growth(args.lines, took, bench.run_dirs, tool_calls_seen(bench.run_dirs))
+    report_growth(args.lines, took, bench.run_dirs, tool_calls_seen(bench))
     report_status(
         f"status over {args.runs} live runs, logs grown by {args.lines} lines each",
         big,
