@@ -103,6 +103,13 @@ class CallWindows:
         self._polled: dict[str, tuple[ToolCall, int]] = {}  # poll / check command -> (its last run, call no.)
         self._check_moved = False  # whether the latest check between sleeps returned something new
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the runs and polls too old to be compared with (never looked at again)."""
+        state = self.__dict__.copy()
+        state["_runs"] = {k: v for k, v in self._runs.items() if self.pushed - v[-1] <= self._recent}
+        state["_polled"] = {k: v for k, v in self._polled.items() if self.pushed - v[-1] <= _POLL_HORIZON}
+        return state
+
     # ---- input -----------------------------------------------------------
 
     def note_revert(self, path: str) -> None:

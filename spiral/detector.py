@@ -21,7 +21,12 @@ from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
 from spiral.window import SlidingCounter
 
 _MEANING_CACHE = 20_000
-_BLOB_PATHS = 4096  # files whose earlier contents are remembered (revert detection)
+_BLOB_PATHS = 4096  # files whose earlier contents are remembered (revert detection)...
+_BLOBS = 16_384  # ...and contents in all: past either, a revert to a content not remembered is not seen
+# paths remembered as touched / written: past the cap a path not remembered counts as new (the count
+# and the stall clock move), so a run past 65,536 distinct files is not judged mutation-stalled
+_PATHS = 65_536
+_OUTSIDE = 4096  # files of the current out-of-scope streak remembered (past it, one may count twice)
 _MOVES_HEAD = re.compile(
     r"\bgit\s+(?:-\S+\s+)*(?:commit|stash|reset|rebase|merge|pull|am|cherry-pick|revert|checkout\s+-b)\b"
 )
@@ -53,6 +58,7 @@ class Detector:
         self._status: dict[str, str] = {}
         self._hashes: dict[str, str] = {}
         self._blobs: dict[str, set[str]] = {}  # path -> the contents (blob ids) it has had
+        self._blob_count = 0
         self._head_moved = False  # a git command that moves HEAD or the index ran since the last snapshot
         # the touched set comes from snapshots; writes seen in the log stand in
         # for it only in a recording that has no snapshots at all
@@ -75,6 +81,13 @@ class Detector:
         self._outside_streak = 0
         self._outside: deque[str] = deque(maxlen=4)
         self._outside_seen: set[str] = set()  # the files of the current streak
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without its memos (what a path or a call means: recomputed as calls come),
+        so the live watcher's per-tick state stays small however long the run."""
+        state = self.__dict__.copy()
+        state["_meaning"], state["_debris_memo"] = {}, {}
+        return state
 
     # ---- input -----------------------------------------------------------
 
@@ -111,14 +124,19 @@ class Detector:
             if call.result_seen and (call.is_error or call.denied):
                 return  # an edit that failed or was refused changed nothing
             self._changed(file, call.ts)
+            if self.snapshots:
+                return  # the writes seen stand in for the snapshots only in a recording that has none
             if not self._is_debris(file):
                 if file not in self._written:
-                    self._written.add(file)
+                    if len(self._written) < _PATHS:
+                        self._written.add(file)
                     self._written_grew_at = max(self._written_grew_at, call.ts)
-            elif file not in self.tracked:
+            elif file not in self.tracked and len(self._debris_written) < _OUTSIDE:
                 self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
+        if not self.snapshots:  # from now on the snapshots say what was touched, not the writes seen
+            self._written, self._debris_written = set(), {}
         self.snapshots += 1
         if snap.status == self._status and snap.hashes == self._hashes:
             return  # nothing moved since the last snapshot
@@ -132,10 +150,12 @@ class Detector:
                     seen = self._blobs.setdefault(path, set())
                     if blob in seen:
                         self.windows.note_revert(path)  # back at a content it had before
-                    elif len(seen) < 64 and len(self._blobs) < _BLOB_PATHS:
+                    elif len(seen) < 64 and len(self._blobs) < _BLOB_PATHS and self._blob_count < _BLOBS:
                         seen.add(blob)
+                        self._blob_count += 1
             if path not in self.touched and not self._is_debris(path):
-                self.touched.add(path)
+                if len(self.touched) < _PATHS:
+                    self.touched.add(path)
                 grew = True
         head_moved, self._head_moved = self._head_moved, False
         for path in [p for p in prev_status if p not in snap.status]:  # in order: the verdict must not hang on hashing
@@ -170,7 +190,8 @@ class Detector:
                 self._outside_streak = 0
                 self._outside_seen.clear()
             elif clean not in self._outside_seen:  # a file counts once per streak (the log and a snapshot both see it)
-                self._outside_seen.add(clean)
+                if len(self._outside_seen) < _OUTSIDE:
+                    self._outside_seen.add(clean)
                 self._outside_streak += 1
                 self._outside.append(clean)
 

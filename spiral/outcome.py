@@ -24,6 +24,8 @@ from typing import Any
 
 _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many|Unauthorized|Forbidden|Service)")
 _ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d{1,9})/(\d{1,9})\b")  # bounded: int() of 5000 digits raises
+_IDS = 1024  # tool_use ids remembered for de-duplication
+_DENIED = 8192  # refused calls remembered (and counted)
 _DENIAL_TEXTS = (
     "This command requires approval",
     "but you haven't granted it yet",
@@ -77,7 +79,12 @@ class Outcome:
     final_status: int | None = None
     final_message: str | None = None
     episodes: list[ProviderEpisode] = field(default_factory=list)
-    _call_ids: set[str] = field(default_factory=set, repr=False)
+    # Claude's tool_use ids: the last _IDS for de-duplication (a block repeated on another line of its
+    # message comes on the next lines: measured 0 calls back), and how many distinct ids were seen
+    _call_ids: dict[str, None] = field(default_factory=dict, repr=False)
+    _claude_calls: int = field(default=0, repr=False)
+    # ids of calls refused (the result line lists them again at the end): at most _DENIED are
+    # remembered and counted; past that a run is long past the "every call denied" ending
     _denied_ids: set[str] = field(default_factory=set, repr=False)
 
     @property
@@ -160,8 +167,13 @@ class Outcome:
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                self._call_ids.add(block["id"])
-        self.tool_calls = len(self._call_ids)
+                ids = self._call_ids
+                if block["id"] not in ids:
+                    ids[block["id"]] = None
+                    self._claude_calls += 1
+                    if len(ids) > _IDS:
+                        del ids[next(iter(ids))]
+        self.tool_calls = self._claude_calls
 
     def _claude_results(self, data: dict[str, Any]) -> None:
         message = data.get("message")
@@ -171,14 +183,18 @@ class Outcome:
                 continue
             text = _flat(block.get("content"))
             if any(t in text for t in _DENIAL_TEXTS) and isinstance(block.get("tool_use_id"), str):
-                self._denied_ids.add(block["tool_use_id"])
+                self._deny(block["tool_use_id"])
         self.denied = len(self._denied_ids)
+
+    def _deny(self, tid: str) -> None:
+        if len(self._denied_ids) < _DENIED:
+            self._denied_ids.add(tid)
 
     def _claude_result(self, ts: float, data: dict[str, Any]) -> None:
         denials = data.get("permission_denials")
         for d in denials if isinstance(denials, list) else []:
             if isinstance(d, dict) and isinstance(d.get("tool_use_id"), str):
-                self._denied_ids.add(d["tool_use_id"])
+                self._deny(d["tool_use_id"])
         self.denied = len(self._denied_ids)
         status = _int(data.get("api_error_status"))
         self._final(ts, data.get("is_error") is True, status, _text(data.get("result")))

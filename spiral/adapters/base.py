@@ -12,7 +12,7 @@ or a loop. A line that is not understood is counted in `skipped`, never fatal.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 from typing import Any
 
 from spiral import model
@@ -45,7 +45,9 @@ TOOL_NAMES = {
     "write": model.WRITE,
 }
 
-_MEMORY = 8192  # ids remembered for de-duplication and result joining
+_MEMORY = 8192  # ids back a call still waiting for its result can be joined (IdMemory)
+_IDS = 1024  # ids remembered for de-duplication (IdMemory: measured need, 0 ids back)
+_RESOLVED = 64  # ids back a call whose result is in can still be filled in by a later line
 
 
 def canonical_tool(name: str) -> str:
@@ -77,22 +79,77 @@ def int_at(d: dict[str, Any], key: str) -> int | None:
 
 
 class IdMemory:
-    """A bounded id -> ToolCall map: recent calls, so results can be joined."""
+    """Ids seen (for de-duplication) and the calls a later line may still fill in (to join results).
+
+    Only what a later line can use is kept, so the state stays small however long the run
+    (the live watcher pickles it every tick):
+    - ids: the last `_IDS` distinct ids, for `in` (a call repeated on another line of its
+      message). Measured on every real trace and corpus case, a repeated tool_use comes on
+      the very next lines (distance 0 calls); past the cap, an id repeated more than `_IDS`
+      ids later would be taken as a new call.
+    - calls: a call still waiting for its result stays joinable while it is among the last
+      `size` ids (as before); a call whose result is in stays joinable only while it is among
+      the last `_RESOLVED` ids (a repeated result, or the result line's `permission_denials`
+      marking a call refused under a wording we do not know). Past that, such a late line
+      leaves the call as its first result left it. `get` applies this rule whether or not the
+      entry was pruned yet, so a pickled memory behaves as one never pickled.
+    """
 
     def __init__(self, size: int = _MEMORY) -> None:
-        self._items: OrderedDict[str, ToolCall | None] = OrderedDict()
         self._size = size
+        self._seq = 0  # ids put so far
+        self._ids: dict[str, None] = {}
+        self._calls: dict[str, tuple[int, ToolCall]] = {}  # key -> (its put number, the call)
+        self._recent: deque[str] = deque()  # keys of calls put within the last _RESOLVED ids
+
+    def __getstate__(self) -> dict[str, Any]:
+        alive = [(k, n, c) for k, (n, c) in self._calls.items() if self._alive(n, c)]
+        return {"size": self._size, "seq": self._seq, "ids": list(self._ids), "calls": alive}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._size, self._seq = state["size"], state["seq"]
+        self._ids = dict.fromkeys(state["ids"])
+        self._calls = {k: (n, c) for k, n, c in state["calls"]}
+        self._recent = deque(k for k, n, _ in state["calls"] if n > self._seq - _RESOLVED)
+
+    def _alive(self, n: int, call: ToolCall) -> bool:
+        age = self._seq - n
+        return age < _RESOLVED or (age < self._size and not call.result_seen)
 
     def __contains__(self, key: str) -> bool:
-        return key in self._items
+        return key in self._ids or self.get(key) is not None
 
     def put(self, key: str, call: ToolCall | None) -> None:
-        self._items[key] = call
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
+        ids = self._ids
+        if key not in ids:
+            ids[key] = None
+            if len(ids) > _IDS:
+                del ids[next(iter(ids))]
+        self._seq += 1
+        calls = self._calls
+        if call is not None:
+            old = calls.get(key)
+            calls[key] = (old[0] if old is not None else self._seq, call)  # a key put again keeps its place
+            self._recent.append(key)
+        elif key in calls:
+            del calls[key]
+        recent = self._recent
+        while len(recent) > _RESOLVED:  # out of the recent ids: a call whose result is in is done with
+            k = recent.popleft()
+            entry = calls.get(k)
+            if entry is not None and not self._alive(*entry):
+                del calls[k]
+        while calls:  # the oldest entries, past `size` ids
+            k = next(iter(calls))
+            if self._seq - calls[k][0] < self._size:
+                break
+            del calls[k]
 
     def get(self, key: str) -> ToolCall | None:
-        return self._items.get(key)
+        entry = self._calls.get(key)
+        if entry is None or not self._alive(*entry):
+            return None
+        return entry[1]
 
 
 class Adapter:
