@@ -5,7 +5,7 @@ Torn or garbage lines are skipped and counted, never fatal.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,22 +27,27 @@ def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]
     """(ts, native payload) per readable envelope line; bad lines are counted."""
     if not path.exists():
         return
+    with path.open("rb") as fh:
+        yield from event_lines(fh, counter)
+
+
+def event_lines(lines: Iterable[bytes], counter: LineCounter) -> Iterator[tuple[float, Any]]:
+    """`read_events` over lines already at hand (a file, or a rendered log in memory)."""
     # the hottest loop of a replay: parse_envelope inlined, one orjson call a line
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    with path.open("rb") as fh:
-        for line in fh:
-            try:
-                obj = loads(line)
-            except decode_error:
-                if line.strip():
-                    counter.skipped += 1
+    for line in lines:
+        try:
+            obj = loads(line)
+        except decode_error:
+            if line.strip():
+                counter.skipped += 1
+            continue
+        if type(obj) is dict and "data" in obj:
+            ts = parse_ts(obj.get("ts"))
+            if ts is not None:
+                yield ts, obj["data"]
                 continue
-            if type(obj) is dict and "data" in obj:
-                ts = parse_ts(obj.get("ts"))
-                if ts is not None:
-                    yield ts, obj["data"]
-                    continue
-            counter.skipped += 1
+        counter.skipped += 1
 
 
 def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
@@ -60,14 +65,17 @@ def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
             yield snap
 
 
-def distinct_snapshots(snaps: Iterator[Snapshot]) -> list[Snapshot]:
-    """Snapshots that differ from the one before: an unchanged clone tells the detector nothing."""
-    out: list[Snapshot] = []
+def distinct_snapshots(snaps: Iterable[Snapshot]) -> Iterator[Snapshot]:
+    """Snapshots that differ from the one before: an unchanged clone tells the detector nothing.
+
+    Lazy: a recording of a million calls need not hold its snapshots in memory.
+    """
+    last: Snapshot | None = None
     for snap in snaps:
-        if out and snap.status == out[-1].status and snap.hashes == out[-1].hashes:
+        if last is not None and snap.status == last.status and snap.hashes == last.hashes:
             continue
-        out.append(snap)
-    return out
+        last = snap
+        yield snap
 
 
 def parse_snapshot_line(line: bytes, memo: dict[str, dict[str, str]] | None = None) -> Snapshot | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import os
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +69,19 @@ def walk_recording(
     end: float,
     timeline: Iterable[tuple[float, Any]],
     to_calls: Callable[[float, Any], list[ToolCall]] | None = None,
-    snaps: list[Snapshot] | None = None,
+    snaps: Iterable[Snapshot] | None = None,
     tracked: list[str] | None = None,
     outputs: tuple[str, ...] | list[str] = (),
     workdir: str | None = None,
     scope: tuple[str, ...] | list[str] = (),
+    views: Sequence[Mapping[str, float]] = (),
 ) -> TickWalk:
     """A fresh detector walked over a recording on its tick clock: the one replay set-up
-    (replay, eval, the detection benchmark and the real-trace table all use it)."""
+    (replay, eval, the detection benchmark and the real-trace table all use it).
+
+    `snaps` is read lazily, one ahead of the clock. Each of `views` is the same
+    detector with those signals' weights instead (see `Watch`): `walk.views`.
+    """
     detector = Detector(
         settings,
         bucket=bucket,
@@ -86,7 +91,7 @@ def walk_recording(
         workdir=workdir,
         scope=scope,  # a case's `scope:` (the drift signal); () as in a case without one
     )
-    walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or [])
+    walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or (), views)
     return drive(walk, timeline, to_calls)
 
 
@@ -115,16 +120,19 @@ def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tupl
     adapter = make_adapter(case.format, case.workdir)
     counter = LineCounter()
     events: Iterator[tuple[float, Any]] = read_events(files.events, counter)
-    snaps = distinct_snapshots(read_snapshots(files.workspace, counter))
+    snaps: Iterator[Snapshot] = distinct_snapshots(read_snapshots(files.workspace, counter))
     end = case.ended_at
     if blocked:
 
         def agent(ts: float) -> float:
             return ts - blocked_before(blocked, ts)
 
-        events = ((agent(ts), data) for ts, data in events)
-        for snap in snaps:
+        def on_agent_clock(snap: Snapshot) -> Snapshot:
             snap.ts = agent(snap.ts)
+            return snap
+
+        events = ((agent(ts), data) for ts, data in events)
+        snaps = map(on_agent_clock, snaps)
         end = agent(end)
     walk = walk_recording(
         settings,
@@ -181,20 +189,18 @@ def drive(
     return walk
 
 
-class TickWalk:
-    """The replay clock: ticks from launch to the end of the recording.
+class Watch:
+    """What a walk's verdicts came to, up to the first that pages (then it stops looking).
 
-    Ticks that could only repeat the previous verdict (no new input, no time
-    threshold crossed) are skipped; the verdicts that matter are the same.
+    With `weights`, each verdict is read as the same detector with those
+    signals' weights would have given it: the findings are the same (a weight
+    only scales its finding) and the suspicion is their weights' sum, as
+    `Detector.evaluate` adds it. So one walk serves the weight ablations too.
     """
 
-    def __init__(self, started: float, ended: float, tick_s: float, detector: Detector, snaps: list[Snapshot]) -> None:
-        self.started, self.ended, self.tick_s = started, ended, tick_s
-        self.detector = detector
-        self.snaps, self.si = snaps, 0
-        self.k = 0
-        self.now = started
-        self.done = False
+    def __init__(self, weights: Mapping[str, float] | None = None) -> None:
+        self.weights = dict(weights) if weights else None
+        self.stopped = False  # it paged
         self.fired: set[str] = set()
         self.first_fired: dict[str, float] = {}  # signal -> elapsed minute it first fired
         self.first_tripped: float | None = None  # elapsed minute suspicion first reached the threshold, any band
@@ -202,32 +208,80 @@ class TickWalk:
         self.strongest: Verdict | None = None
         self.last: Verdict | None = None
 
+    def see(self, v: Verdict) -> None:
+        if v.findings:
+            if self.weights is not None:
+                v = _reweighted(v, self.weights)
+            for name in v.signals:
+                if name not in self.fired:
+                    self.fired.add(name)
+                    self.first_fired[name] = round(v.elapsed_min, 2)
+        self.last = v
+        if v.tripped and self.first_tripped is None:
+            self.first_tripped = round(v.elapsed_min, 2)
+        if self.strongest is None or v.suspicion > self.strongest.suspicion:
+            self.strongest = v
+        if v.should_page:
+            self.notified = v
+            self.stopped = True
+
+
+def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
+    findings = tuple(replace(f, weight=weights[f.signal]) if f.signal in weights else f for f in v.findings)
+    return Verdict(v.elapsed_min, v.expected_min, v.region, findings, sum(f.weight for f in findings), v.threshold)
+
+
+class TickWalk(Watch):
+    """The replay clock: ticks from launch to the end of the recording.
+
+    Ticks that could only repeat the previous verdict (no new input, no time
+    threshold crossed) are skipped; the verdicts that matter are the same.
+    Snapshots are taken from their iterable one ahead of the clock, never all
+    at once. The walk ends at the page, or, with `views`, when every view has paged.
+    """
+
+    def __init__(
+        self,
+        started: float,
+        ended: float,
+        tick_s: float,
+        detector: Detector,
+        snaps: Iterable[Snapshot],
+        views: Sequence[Mapping[str, float]] = (),
+    ) -> None:
+        self.started, self.ended, self.tick_s = started, ended, tick_s
+        self.detector = detector
+        self._snaps = iter(snaps)
+        self._next: Snapshot | None = next(self._snaps, None)
+        self.k = 0
+        self.now = started
+        self.done = False
+        super().__init__()  # the walk watches its own verdicts
+        self.views = [Watch(w) for w in views]
+        self._watches = [self, *self.views]
+
     def advance(self, until: float) -> None:
         """Evaluate ticks while they come before `until` (the next event's time)."""
-        det, snaps = self.detector, self.snaps
+        det, watches = self.detector, self._watches
         while not self.done and self.now < until:
             if self.now > self.ended:
                 self.done = True
                 return
-            while self.si < len(snaps) and snaps[self.si].ts <= self.now:
-                det.add_snapshot(snaps[self.si])
-                self.si += 1
+            nxt = self._next
+            while nxt is not None and nxt.ts <= self.now:
+                det.add_snapshot(nxt)
+                nxt = next(self._snaps, None)
+            self._next = nxt
             v = det.evaluate(self.now)
-            self.last = v
-            if v.findings:
-                for name in v.signals:
-                    if name not in self.fired:
-                        self.fired.add(name)
-                        self.first_fired[name] = round(v.elapsed_min, 2)
-            if v.tripped and self.first_tripped is None:
-                self.first_tripped = round(v.elapsed_min, 2)
-            if self.strongest is None or v.suspicion > self.strongest.suspicion:
-                self.strongest = v
-            if v.should_page:
-                self.notified = v
+            live = False
+            for w in watches:
+                if not w.stopped:
+                    w.see(v)
+                    live = live or not w.stopped
+            if not live:
                 self.done = True
                 return
-            wake = min(det.next_change_after(self.now), until, snaps[self.si].ts if self.si < len(snaps) else math.inf)
+            wake = min(det.next_change_after(self.now), until, nxt.ts if nxt is not None else math.inf)
             if wake == math.inf:
                 k = int((self.ended - self.started) // self.tick_s)  # jump to the last tick
             else:

@@ -172,18 +172,31 @@ class Timeline:
 
     def write_case(self, folder: Path, end_minute: float) -> None:
         folder.mkdir(parents=True, exist_ok=True)
+        r = self.render(end_minute)
+        files = CaseFiles(folder)
+        files.events.write_bytes(b"".join(r.events))
+        files.workspace.write_bytes(b"".join(snapshot_line(ts, p, h) for ts, p, h in r.snapshots))
+        files.tracked.write_text("".join(p + "\n" for p in r.tracked))
+        # the scripted corpus is ASCII at 88 columns: tools/build_corpus.py must reproduce it byte for byte
+        write_case(files, r.case, width=88, ascii_only=True)
+
+    def render(self, end_minute: float) -> Rendered:
+        """The case's files, in memory: its log lines, its snapshots (ts, porcelain, blob ids), tracked.txt, case.yaml."""
         ops = sorted(self.ops, key=lambda o: o.ts)
         end = self._ts(end_minute)
         fs = dict(self.tracked)
         render = Renderer(self, fs, {op.agent: op for op in ops if op.kind == "tool" and op.agent})
         events: list[bytes] = [render.start()]
-        snaps: list[bytes] = []
+        snaps: list[tuple[float, str, dict[str, str]]] = []
+        blobs: dict[bytes, str] = {}
+        state: tuple[str, dict[str, str]] | None = None  # the clone as of the last snapshot, while nothing moved
         next_snap = self.t0
         i = 0
         while next_snap <= end:
             while i < len(ops) and ops[i].ts <= next_snap:
                 op = ops[i]
                 if op.kind == "fs" or op.tool in ("Edit", "Write"):
+                    state = None
                     if op.content is None:
                         fs.pop(op.path or "", None)
                     else:
@@ -193,13 +206,11 @@ class Timeline:
                 elif op.kind == "retry":
                     events.append(render.retry(op))
                 i += 1
-            snaps.append(self._snapshot(next_snap, fs))
+            if state is None:
+                state = self._status(fs, blobs)
+            snaps.append((next_snap, *state))
             next_snap += self.snapshot_every_s
         events.append(render.finish(end))
-        files = CaseFiles(folder)
-        files.events.write_bytes(b"".join(events))
-        files.workspace.write_bytes(b"".join(snaps))
-        files.tracked.write_text("".join(p + "\n" for p in sorted(self.tracked)))
         case = {
             "id": self.case_id,
             "description": self.description,
@@ -213,19 +224,39 @@ class Timeline:
             "overrides": self.overrides,
             "expect": self.expect,
         }
-        # the scripted corpus is ASCII at 88 columns: tools/build_corpus.py must reproduce it byte for byte
-        write_case(files, case, width=88, ascii_only=True)
+        return Rendered(events, snaps, sorted(self.tracked), case)
 
-    def _snapshot(self, ts: float, fs: dict[str, bytes]) -> bytes:
+    def _status(self, fs: dict[str, bytes], blobs: dict[bytes, str]) -> tuple[str, dict[str, str]]:
+        """The clone's porcelain and the blob ids of its changed files (`blobs` remembers ids by content)."""
         lines, hashes = [], {}
         for path in sorted(set(fs) | set(self.tracked)):
             if path in self.tracked and path not in fs:
                 lines.append(f" D {path}")
-            elif path not in self.tracked:
+                continue
+            if path not in self.tracked:
                 lines.append(f"?? {path}")
-                hashes[path] = blob_id(fs[path])
             elif fs[path] != self.tracked[path]:
                 lines.append(f" M {path}")
-                hashes[path] = blob_id(fs[path])
-        porcelain = "".join(line + "\n" for line in lines)
-        return orjson.dumps({"ts": format_ts(ts), "porcelain": porcelain, "hashes": hashes}) + b"\n"
+            else:
+                continue
+            content = fs[path]
+            blob = blobs.get(content)
+            if blob is None:
+                blob = blobs[content] = blob_id(content)
+            hashes[path] = blob
+        return "".join(line + "\n" for line in lines), hashes
+
+
+@dataclass
+class Rendered:
+    """A rendered case: its events.jsonl lines, its snapshots, tracked.txt's paths and case.yaml's mapping."""
+
+    events: list[bytes]
+    snapshots: list[tuple[float, str, dict[str, str]]]  # (ts, porcelain, blob ids); unchanged ones share theirs
+    tracked: list[str]
+    case: dict[str, Any]
+
+
+def snapshot_line(ts: float, porcelain: str, hashes: dict[str, str]) -> bytes:
+    """One workspace.jsonl line."""
+    return orjson.dumps({"ts": format_ts(ts), "porcelain": porcelain, "hashes": hashes}) + b"\n"

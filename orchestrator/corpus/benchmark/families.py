@@ -12,6 +12,7 @@ import json
 import random
 import zlib
 from pathlib import Path
+from typing import Any
 
 from orchestrator.corpus.behaviours import repo
 from orchestrator.corpus.benchmark import hard_negatives, negatives_rules, spirals, spirals_rules
@@ -20,7 +21,7 @@ from orchestrator.corpus.timeline import Timeline
 from spiral.adapters import FORMATS
 from spiral.settings import Settings
 
-__all__ = ["FAMILIES", "Family", "generate", "scenario_id", "write_scenario"]
+__all__ = ["FAMILIES", "Family", "generate", "scenario_id", "script", "write_meta", "write_scenario"]
 
 # spirals first, each in definition order: this is the order of the benchmark's report
 FAMILIES: list[Family] = [
@@ -37,6 +38,17 @@ def scenario_id(fam: Family, i: int) -> str:
 
 def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Settings | None = None) -> Path:
     """One scenario, timed against the buckets of `settings` (default: the built-in timings)."""
+    tl, end, meta = script(fam, i, seed, settings)
+    folder = out / tl.case_id
+    tl.write_case(folder, end)
+    write_meta(folder, meta)
+    return folder
+
+
+def script(
+    fam: Family, i: int, seed: int = 0, settings: Settings | None = None
+) -> tuple[Timeline, float, dict[str, Any]]:
+    """One scenario, scripted (not yet rendered): its timeline, the minute its recording ends, its labels."""
     rng = random.Random(zlib.crc32(f"{seed}:{fam.name}:{i}".encode()))
     bucket = ("small", "medium", "big")[i % 3]
     fmt = FORMATS[(i // 3) % len(FORMATS)]
@@ -52,8 +64,6 @@ def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Sett
         tl.expect.update(notify_after_min=labels.window[0], notify_before_min=labels.window[1])
     if labels.signal:
         tl.expect["signals"] = [labels.signal]
-    folder = out / tl.case_id
-    tl.write_case(folder, end)
     meta = {
         "family": fam.name,
         "positive": fam.positive,
@@ -64,8 +74,12 @@ def write_scenario(fam: Family, i: int, out: Path, seed: int = 0, settings: Sett
         "bucket": bucket,
         "format": fmt,
     }
+    return tl, end, meta
+
+
+def write_meta(folder: Path, meta: dict[str, Any]) -> None:
+    """The labels, beside case.yaml."""
     (folder / "scenario.json").write_text(json.dumps(meta, indent=1) + "\n")
-    return folder
 
 
 def generate(

@@ -8,25 +8,19 @@ import copy
 import json
 import multiprocessing as mp
 import os
-import shutil
-import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.benchmark import baselines, families
+from orchestrator.corpus.benchmark import baselines, families, scenario
 from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
-from orchestrator.corpus.case import load_case
-from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
+from orchestrator.corpus.benchmark.scenario import Scenario
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra.errors import UserError
-from orchestrator.record.layout import CaseFiles
 from spiral import settings as settings_mod
-from spiral.adapters import make_adapter
-from spiral.model import Snapshot, ToolCall
 from spiral.settings import Settings, merge
 
 OURS = "spiral detector (ours)"
@@ -70,58 +64,103 @@ class Report(dict[str, Any]):
     seed_only_paged: dict[str, int]
 
 
-@dataclass
-class Loaded:
-    meta: dict[str, Any]
-    timeline: list[tuple[float, list[ToolCall]]]
-    snaps: list[Snapshot]
-    tracked: list[str]
+def _settings(raw: dict[str, Any], overrides: dict[str, Any]) -> list[tuple[str, Settings]]:
+    """Every variant's settings for a case with these overrides (worked out once per distinct overrides)."""
+    key = json.dumps([raw, overrides], sort_keys=True, default=str)
+    got = _SETTINGS.get(key)
+    if got is None:
+        got = _SETTINGS[key] = []
+        for label, mapping, over in variants(raw):
+            merged = merge(overrides, over) if over else overrides
+            got.append((label, Settings.from_mapping(mapping, merged or None)))
+    return got
 
 
-def _detect(case: Any, settings: Settings, loaded: Loaded) -> tuple[float | None, set[str]]:
-    case_scope = getattr(case, "scope", None)  # a case's `scope:` (the drift rule), where the case reader has it
-    scope: dict[str, Any] = {"scope": case_scope} if case_scope else {}
+_SETTINGS: dict[str, list[tuple[str, Settings]]] = {}
+
+
+def _walks(settings: list[tuple[str, Settings]]) -> list[list[tuple[str, Settings]]]:
+    """The variants grouped into walks: those whose settings differ only in the signals' weights share one
+    (the first is walked, the others are its views, `replay.Watch`); the rest are walked alone."""
+    groups: list[list[tuple[str, Settings]]] = []
+    for label, s in settings:
+        for g in groups:
+            if replace(g[0][1], weights=s.weights) == s:
+                g.append((label, s))
+                break
+        else:
+            groups.append([(label, s)])
+    return groups
+
+
+def _walk(s: Scenario, settings: Settings, views: Sequence[Settings] = ()) -> list[tuple[float | None, set[str]]]:
     walk = walk_recording(
         settings,
-        bucket=case.bucket,
-        start=case.started_at,
-        end=case.ended_at,
-        timeline=loaded.timeline,
-        snaps=loaded.snaps,
-        tracked=loaded.tracked,
-        outputs=case.outputs,
-        workdir=case.workdir,
-        **scope,
+        bucket=s.bucket,
+        start=s.started_at,
+        end=s.ended_at,
+        timeline=s.timeline,
+        snaps=s.snaps,
+        tracked=s.tracked,
+        outputs=s.outputs,
+        workdir=s.workdir,
+        scope=s.scope,
+        views=[v.weights for v in views],
     )
-    paged = walk.notified
-    return (round(paged.elapsed_min, 2) if paged else None), set(walk.fired)
+    return [((round(w.notified.elapsed_min, 2) if w.notified else None), w.fired) for w in (walk, *walk.views)]
 
 
-def _one(args: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
-    folder, raw_buckets = args
-    case = load_case(folder)
-    meta = json.loads((folder / "scenario.json").read_text())
-    adapter = make_adapter(case.format, case.workdir)
-    counter = LineCounter()
-    files = CaseFiles(folder)
-    timeline = [(ts, adapter.feed(ts, data)) for ts, data in read_events(files.events, counter)]
-    loaded = Loaded(
-        meta,
-        timeline,
-        distinct_snapshots(read_snapshots(files.workspace, counter)),
-        read_tracked(files.tracked),
-    )
-    results: dict[str, Any] = {}
-    base = Settings.from_mapping(raw_buckets, case.overrides or None)
-    for label, raw, over in variants(raw_buckets):
-        merged = merge(case.overrides or {}, over) if over else case.overrides
-        p, f = _detect(case, Settings.from_mapping(raw, merged or None), loaded)
-        results[label] = (p, meta["signal"] in f if meta["signal"] else None)
-    calls = [c for _, cs in timeline for c in cs]
-    shape = baselines.RunShape(case.started_at, case.ended_at, base.bucket(case.bucket).stuck_min, calls)
-    for name, fn in baselines.BASELINES.items():
-        results[name] = (fn(shape), None)
-    return {"id": case.id, "meta": meta, "results": results, "shape": (case.started_at, case.ended_at, len(calls))}
+def ours(scenarios: Iterable[Scenario], raw: dict[str, Any]) -> tuple[list[float | None], list[set[str]], float]:
+    """Each scenario replayed once through our detector only: when it paged, what fired, and the seconds taken."""
+    paged, fired = [], []
+    t0 = time.perf_counter()
+    for s in scenarios:
+        ((p, f),) = _walk(s, _settings(raw, s.overrides)[0][1])
+        paged.append(p)
+        fired.append(f)
+    return paged, fired, time.perf_counter() - t0
+
+
+def ours_alone(scenarios: Iterable[Scenario], raw: dict[str, Any]) -> tuple[int, float]:
+    """How many scenarios, and in how many seconds, our detector alone replays (one process)."""
+    paged, _, seconds = ours(scenarios, raw)
+    return len(paged), seconds
+
+
+def _variants_of(s: Scenario, raw: dict[str, Any], ours_result: tuple[float | None, set[str]]) -> dict[str, Any]:
+    every = _settings(raw, s.overrides)
+    found: dict[str, tuple[float | None, set[str]]] = {OURS: ours_result}
+    for group in _walks(every[1:]):
+        labels = [label for label, _ in group]
+        found.update(zip(labels, _walk(s, group[0][1], [g for _, g in group[1:]]), strict=True))
+    signal = s.meta["signal"]
+    return {label: (found[label][0], signal in found[label][1] if signal else None) for label, _ in every}
+
+
+_JOB: tuple[dict[str, Any], int, Settings, Path | None] | None = (
+    None  # (buckets, seed, settings, keep): set before the fork
+)
+
+
+def _chunk(items: list[tuple[int, int]]) -> tuple[list[dict[str, Any]], float, float, float]:
+    """Scenarios (family index, i) made, replayed through every variant and baseline: their rows, and the
+    seconds spent making them, replaying them through ours alone, and through everything."""
+    assert _JOB is not None
+    raw, seed, settings, keep = _JOB
+    t0 = time.perf_counter()
+    made = [scenario.make(families.FAMILIES[f], i, seed, settings, keep) for f, i in items]
+    t_gen = time.perf_counter() - t0
+    paged, fired, t_ours = ours(made, raw)
+    rows = []
+    for s, p, f in zip(made, paged, fired, strict=True):
+        results = _variants_of(s, raw, (p, f))
+        calls = list(scenario.calls(s))
+        stuck = _settings(raw, s.overrides)[0][1].bucket(s.bucket).stuck_min
+        shape = baselines.RunShape(s.started_at, s.ended_at, stuck, calls)
+        for name, fn in baselines.BASELINES.items():
+            results[name] = (fn(shape), None)
+        rows.append({"id": s.id, "meta": s.meta, "results": results, "shape": (s.started_at, s.ended_at, len(calls))})
+    return rows, t_gen, t_ours, time.perf_counter() - t0 - t_gen
 
 
 def run(
@@ -132,36 +171,40 @@ def run(
     progress: Callable[[str], None] | None = None,
     real_traces: Path | None = None,
 ) -> Report:
+    """Make the scenarios and replay them in the worker processes (each its share, nothing on disk unless
+    `keep`); the generation and replay times are the pool's wall time split in their proportion."""
+    global _JOB
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         raise UserError(f"--keep {keep}: already exists and is not an empty folder; choose a new one")
     raw = BucketsFile().raw
-    settings = Settings.from_mapping(raw)
-    work = keep or Path(tempfile.mkdtemp(prefix="spiral-bench-"))
-    try:
-        work.mkdir(parents=True, exist_ok=True)
-        folders = families.generate(work, per_family, seed, settings=settings)
-        t_gen = time.perf_counter() - t0
-        say(f"generated {len(folders)} scenarios in {len(families.FAMILIES)} families ({t_gen:.1f} s)")
-        jobs = jobs or os.cpu_count() or 1
-        t1 = time.perf_counter()
-        items = [(f, raw) for f in folders]
-        if jobs > 1 and "fork" in mp.get_all_start_methods():
-            with mp.get_context("fork").Pool(jobs) as pool:
-                rows = pool.map(_one, items, chunksize=max(1, len(items) // (jobs * 8)))
-        else:
-            rows = [_one(x) for x in items]
-        t_eval = time.perf_counter() - t1
-        n_variants = len(variants(raw))
-        detector_runs = len(rows) * n_variants
-        say(
-            f"replayed them through {n_variants} detector variants and {len(baselines.BASELINES)} "
-            f"baselines ({t_eval:.1f} s, {detector_runs / t_eval:,.0f} detector replays/s)"
-        )
-    finally:
-        if keep is None:
-            shutil.rmtree(work, ignore_errors=True)
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    _JOB = (raw, seed, Settings.from_mapping(raw), keep)
+    items = [(f, i) for f in range(len(families.FAMILIES)) for i in range(per_family)]
+    jobs = jobs or os.cpu_count() or 1
+    size = max(1, min(8, len(items) // (jobs * 4)))
+    chunks = [items[k : k + size] for k in range(0, len(items), size)]
+    if jobs > 1 and len(chunks) > 1 and "fork" in mp.get_all_start_methods():
+        with mp.get_context("fork").Pool(jobs) as pool:
+            done = pool.map(_chunk, chunks, chunksize=1)
+    else:
+        done = [_chunk(c) for c in chunks]
+    wall = time.perf_counter() - t0
+    rows = [r for c in done for r in c[0]]
+    gen_s, ours_s, eval_s = sum(c[1] for c in done), sum(c[2] for c in done), sum(c[3] for c in done)
+    t_gen = wall * gen_s / (gen_s + eval_s)
+    t_eval = wall - t_gen
+    say(f"generated {len(rows)} scenarios in {len(families.FAMILIES)} families ({t_gen:.1f} s)")
+    n_variants = len(variants(raw))
+    say(
+        f"replayed them through {n_variants} detector variants and {len(baselines.BASELINES)} "
+        f"baselines ({t_eval:.1f} s, {len(rows) * n_variants / t_eval:,.0f} detector replays/s)"
+    )
+    say(
+        f"our detector alone: {len(rows)} scenarios in {ours_s:.2f} s ({len(rows) / ours_s:,.0f} scenarios/s, one process)"
+    )
     report = _report(rows, [label for label, _, _ in variants(raw)])
     report["timing"] = {
         "generate_s": round(t_gen, 2),

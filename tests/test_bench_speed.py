@@ -1,0 +1,77 @@
+"""The benchmark's fast paths give what the slow ones gave: scenarios made in memory read as their case
+folders do, weight ablations sharing a walk page as walked alone, and a replay reads snapshots lazily."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.buckets import BucketsFile
+from orchestrator.corpus.benchmark import families, runner, scenario
+from orchestrator.corpus.replay import walk_recording
+from spiral.model import Snapshot, ToolCall
+
+
+@pytest.mark.parametrize("fam", families.FAMILIES, ids=lambda f: f.name)
+def test_a_scenario_made_in_memory_reads_as_its_case_folder(fam: families.Family, tmp_path: Path) -> None:
+    settings = BucketsFile().settings
+    for i in range(4):  # every bucket, two log formats
+        made = scenario.make(fam, i, 0, settings)
+        _, read = scenario.read(families.write_scenario(fam, i, tmp_path, 0, settings))
+        assert made == read
+
+
+def test_keep_writes_the_same_folder(tmp_path: Path) -> None:
+    fam, settings = families.FAMILIES[0], BucketsFile().settings
+    scenario.make(fam, 1, 0, settings, keep=tmp_path / "kept")
+    families.write_scenario(fam, 1, tmp_path / "written", 0, settings)
+    for f in sorted((tmp_path / "written").rglob("*")):
+        if f.is_file():
+            assert (tmp_path / "kept" / f.relative_to(tmp_path / "written")).read_bytes() == f.read_bytes()
+
+
+def test_shared_walks_give_every_variant_what_its_own_walk_gives() -> None:
+    raw = BucketsFile().raw
+    every = runner._settings(raw, {})
+    groups = runner._walks(every[1:])
+    assert any(len(g) > 1 for g in groups), "the weight ablations share a walk"
+    settings = BucketsFile().settings
+    for fam in families.FAMILIES:
+        for i in (0, 4):
+            s = scenario.make(fam, i, 0, settings)
+            (ours,) = runner._walk(s, runner._settings(raw, s.overrides)[0][1])
+            shared = runner._variants_of(s, raw, ours)
+            for label, variant in runner._settings(raw, s.overrides):
+                ((paged, fired),) = runner._walk(s, variant)
+                want = (paged, s.meta["signal"] in fired if s.meta["signal"] else None)
+                assert shared[label] == want, (s.id, label)
+
+
+def test_ours_alone_counts_and_times() -> None:
+    settings = BucketsFile().settings
+    made = [scenario.make(families.FAMILIES[0], i, 0, settings) for i in range(3)]
+    n, seconds = runner.ours_alone(made, BucketsFile().raw)
+    assert n == 3 and seconds > 0
+
+
+def test_a_replay_reads_snapshots_lazily() -> None:
+    t0, n = 1_000_000.0, 2_000
+    taken: list[int] = []
+
+    def snaps() -> Iterator[Snapshot]:
+        for k in range(n):
+            taken.append(k)
+            yield Snapshot(t0 + 30.0 * k, {f"src/f{k % 7}.py": " M"}, {})
+
+    def timeline() -> Iterator[tuple[float, list[ToolCall]]]:
+        for k in range(n):
+            if k == 20:  # minute 10: the snapshots up to it, and one ahead
+                assert len(taken) <= 22, f"{len(taken)} snapshots read by the 20th call"
+            yield t0 + 30.0 * k + 1, [ToolCall(t0 + 30.0 * k + 1, "Bash", command=f"ls {k}")]
+
+    walk = walk_recording(
+        BucketsFile().settings, bucket="big", start=t0, end=t0 + 30.0 * n, timeline=timeline(), snaps=snaps()
+    )
+    assert walk.detector.calls > 20 and len(taken) > 20
