@@ -18,7 +18,12 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Readers see the old file or the new one, never a part.
+
+    `durable=False` skips the fsyncs, for a cache its reader rebuilds when unreadable: after a power
+    loss the file may hold the old version or nothing readable, which is fine for a cache only.
+    """
     target = path.resolve() if path.is_symlink() else path  # replace what a link points at, not the link
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
@@ -26,7 +31,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fchmod(fh.fileno(), _mode_for(target))
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -34,6 +40,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+    if not durable:
+        return
     dir_fd = os.open(target.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

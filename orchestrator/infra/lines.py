@@ -26,10 +26,12 @@ def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
             if cut < 0:
                 pending = data
                 continue
-            pos = offset
             # split on \n only, as replay does: a \r inside a line does not end it
-            for line in data[: cut + 1].split(b"\n")[:-1]:
-                pos += len(line) + 1
-                yield line + b"\n", pos
-            offset = pos
+            start = 0
+            find = data.find
+            while start <= cut:
+                nl = find(b"\n", start)
+                yield data[start : nl + 1], offset + nl + 1
+                start = nl + 1
+            offset += cut + 1
             pending = data[cut + 1 :]

@@ -29,20 +29,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.ledger.message_tally import (
+    PROMPT_TIERS as PROMPT_TIERS,  # re-exported: prices and tests use spend.PROMPT_TIERS
+)
+from orchestrator.ledger.message_tally import MessageTally, StreamTail, tier_key, tier_of
+
 # input (uncached), output, cache read, cache write (all), of which written for 1 hour
 Counts = tuple[int, int, int, int, int]
-# prompt sizes where some price steps up (every tier start in genai-prices' database;
-# tests/test_ledger_prices.py checks that none is missing)
-PROMPT_TIERS = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
-
-
-def tier_of(prompt_tokens: int) -> int:
-    """The largest tier start the prompt is above (0: below every tier)."""
-    floor = 0
-    for start in PROMPT_TIERS:
-        if prompt_tokens > start:
-            floor = start
-    return floor
 
 
 @dataclass
@@ -123,8 +116,15 @@ def openai_counts(u: dict[str, Any]) -> tuple[Counts, int]:
 class ClaudeSession:
     cwd: str | None = None
     project_dir: str | None = None  # where the CLI said it keeps the session (from its memory path)
-    # message id -> (model, *Counts): the largest figures any line gave it
-    messages: dict[str, tuple[str, int, int, int, int, int]] = field(default_factory=dict)
+    # the session's messages as its stdout showed them, and as its transcript did (message_tally.py)
+    stream: MessageTally = field(default_factory=MessageTally)
+    transcript: MessageTally = field(default_factory=MessageTally)
+    tail: StreamTail = field(default_factory=StreamTail)  # stream messages the transcript has not shown yet
+
+    @property
+    def has_messages(self) -> bool:
+        return bool(self.stream.n or self.transcript.n)
+
     result: Spend | None = None
 
 
@@ -148,6 +148,8 @@ class SpendCounter:
         self.threads: list[str] = []
         self.rollouts: dict[str, Rollout] = {}
         self._exec: list[int] = [0, 0, 0, 0, 0]  # summed turn.completed usage
+        # the last message line counted: the next content block of the same message repeats it
+        self._last: tuple[str, bool, str, Any, Any] | None = None
 
     # ---- the agent's stdout -------------------------------------------------------------
 
@@ -226,22 +228,31 @@ class SpendCounter:
     def feed_transcript(self, session_id: str, data: Any) -> None:
         """One line of a Claude Code session transcript (or of one of its subagents')."""
         if isinstance(data, dict) and data.get("type") == "assistant":
-            self._message(session_id, data.get("message"))
+            self._message(session_id, data.get("message"), from_transcript=True)
 
-    def _message(self, sid: str, msg: Any) -> None:
+    def _message(self, sid: str, msg: Any, *, from_transcript: bool = False) -> None:
         if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
             return
+        mid = msg.get("id")
+        if isinstance(mid, str):
+            line = (sid, from_transcript, mid, msg.get("model"), msg["usage"])
+            if line == self._last:
+                return  # another block of the message just counted, with the same figures: nothing changes
+            self._last = line
         model = msg["model"] if isinstance(msg.get("model"), str) else (self.model or "unknown")
         if model == "<synthetic>":
             return  # the CLI's own stand-in for a failed request: nothing was billed
         counts = anthropic_counts(msg["usage"])
-        mid = msg.get("id")
         session = self.sessions.setdefault(sid, ClaudeSession())
-        key = mid if isinstance(mid, str) else f"#{len(session.messages)}"
-        before = session.messages.get(key)
-        if before is not None:
-            counts = tuple(max(a, b) for a, b in zip(before[1:], counts, strict=True))  # type: ignore[assignment]
-        session.messages[key] = (model, *counts)
+        key = mid if isinstance(mid, str) else None
+        if from_transcript:
+            session.transcript.put(key, model, counts)
+            if key is not None:
+                session.tail.confirm(key)
+            return
+        session.stream.put(key, model, counts)
+        if key is not None and not session.transcript.seen(key):
+            session.tail.put(key, model, counts)
 
     def feed_rollout(self, thread_id: str, data: Any) -> None:
         """One line of a Codex rollout file."""
@@ -286,11 +297,11 @@ class SpendCounter:
     def _claude_spend(self) -> Spend:
         out = Spend(provider="anthropic")
         for s in self.sessions.values():
-            if s.result is not None and (s.result.rows or not s.messages):
+            if s.result is not None and (s.result.rows or not s.has_messages):
                 out.merge(s.result)
                 continue
-            for model, *counts in s.messages.values():
-                out.add(model, counts, tier_of(counts[0] + counts[2] + counts[3]))
+            for model, tier, counts in _message_rows(s):
+                out.add(model, counts, tier)
                 if s.result is not None:
                     out.reported.setdefault(model, 0.0)  # a result line with a bill but no usage: its bill
             if s.result is not None:
@@ -319,3 +330,16 @@ class SpendCounter:
         """The model Codex says it used (its rollout), else the profile's."""
         named = [r.model for r in self.rollouts.values() if r.model]
         return named[-1] if named else self.model
+
+
+def _message_rows(s: ClaudeSession) -> list[tuple[str, int, list[int]]]:
+    """(model, tier, counts) of a session's messages: the transcript's, and the stream's it has not reached;
+    the stream's alone when no transcript was read."""
+    if not s.transcript.n:
+        return [(model, tier, row) for (model, tier), row in s.stream.rows.items()]
+    out = [(model, tier, row) for (model, tier), row in s.transcript.rows.items()]
+    for key, entry in s.tail.entries.items():
+        if not s.transcript.seen(key):
+            model, tier = tier_key(entry)
+            out.append((model, tier, list(entry[1:])))
+    return out

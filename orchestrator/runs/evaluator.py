@@ -5,6 +5,12 @@ adapter and byte offsets into events.jsonl and workspace.jsonl. It is a
 cache: when missing, unreadable or from another version, it is rebuilt from
 the run's files, which stay the source of truth.
 
+A long-lived process (the watcher) keeps each run's state in memory between
+ticks (`Kept`) and reads the file again only when another process rewrote it;
+it writes the file when the state changed, at most once per PERSIST_S per run,
+and on the way out. A one-pass process (`status`) writes at once. What a crash
+loses is only catch-up work: the next reader goes on from the last file.
+
 The detector sees the run on the *agent's* clock: time the agent spent
 waiting on its model API (a provider episode, spiral/outcome.py) is cut out,
 so an outage is never a mutation stall. And a call reaches the detector only
@@ -14,8 +20,11 @@ permission layer denied is not evidence that anything ran.
 
 from __future__ import annotations
 
+import os
 import pickle
+import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +40,10 @@ from spiral.envelope import parse_envelope
 from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome, blocked_before
 
-CACHE_VERSION = 8  # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings name their target, drift and revert state
+CACHE_VERSION = 9  # 9: spend counted per message in bounded windows (ledger/message_tally.py); 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings name their target, drift and revert state
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
+PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 
 
 @dataclass
@@ -44,7 +54,9 @@ class Cached:
     events_offset: int = 0
     workspace_offset: int = 0
     skipped_lines: int = 0
-    recent: deque[str] = field(default_factory=lambda: deque(maxlen=RECENT))
+    # the last calls as (tool, first 8192 characters of its command or path, is_error): made into the
+    # page's redacted lines only when a page needs them (redacting every call would cost more than the pass)
+    recent: deque[tuple[str, str, bool]] = field(default_factory=lambda: deque(maxlen=RECENT))
     spend: RunSpend | None = None
     outcome: Outcome = field(default_factory=Outcome)
     # calls (and the snapshots after them) read but not yet given to the detector, in time order
@@ -69,39 +81,129 @@ def load(path: Path) -> Cached | None:
 
 
 def save(path: Path, cached: Cached) -> None:
-    write_bytes_atomic(path, pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL))
+    # a cache, rebuilt when unreadable: no fsync (it would cost more than the tick itself)
+    write_bytes_atomic(path, pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+
+
+Stamp = tuple[int, int, int]
+
+
+def _stamp(path: Path) -> Stamp | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+@dataclass
+class _Entry:
+    cached: Cached
+    stamp: Stamp | None  # the file as this process last read or wrote it
+    saved_at: float  # monotonic time of this process's last write (-inf: never)
+    dirty: bool = False  # changed since the file was written
+
+
+class Kept:
+    """Each run's cached state, kept in this process between passes (the watcher's memory)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._runs: dict[Path, _Entry] = {}
+        self.clock = clock  # a bench replaces it to play the watcher's real cadence
+
+    def obtain(self, path: Path) -> Cached | None:
+        """The state of the run whose cache file is `path`: the one in memory while the file is
+        as this process left it, else the file's (another process went on from it), else None."""
+        stamp = _stamp(path)
+        entry = self._runs.get(path)
+        if entry is not None and stamp is not None and entry.stamp == stamp:
+            return entry.cached
+        cached = load(path)
+        if cached is None:
+            self._runs.pop(path, None)
+            return None
+        self._runs[path] = _Entry(cached, stamp, -float("inf"))
+        return cached
+
+    def put(self, path: Path, cached: Cached, *, changed: bool) -> None:
+        """Note the state after a pass; write it when changed and its last write is PERSIST_S old."""
+        now = self.clock()
+        entry = self._runs.get(path)
+        if entry is None or entry.cached is not cached:
+            entry = self._runs[path] = _Entry(cached, _stamp(path), -float("inf"), dirty=True)
+        entry.dirty = entry.dirty or changed or entry.stamp is None
+        if entry.dirty and now - entry.saved_at >= PERSIST_S:
+            self._write(path, entry, now)
+
+    def drop(self, path: Path, *, write: bool = True) -> None:
+        """Forget a run (it ended, or went away), writing what is unwritten first."""
+        entry = self._runs.pop(path, None)
+        if write and entry is not None and entry.dirty:
+            self._write(path, entry, self.clock())
+
+    def discard(self, path: Path) -> None:
+        """Forget a run's state without writing it (a pass over it failed half way)."""
+        self._runs.pop(path, None)
+
+    def flush(self) -> None:
+        """Write every state changed since its last write (the process is about to exit)."""
+        for path, entry in list(self._runs.items()):
+            if entry.dirty:
+                self._write(path, entry, self.clock())
+
+    def _write(self, path: Path, entry: _Entry, now: float) -> None:
+        try:
+            save(path, entry.cached)
+        except OSError:
+            return  # a full disk or a vanished folder: the run's files stay the truth
+        entry.stamp, entry.saved_at, entry.dirty = _stamp(path), now, False
+
+    def __contains__(self, path: Path) -> bool:
+        return path in self._runs
+
+    def paths(self) -> list[Path]:
+        return list(self._runs)
 
 
 def fresh(detector: Detector, fmt: str, workdir: str, model: str | None = None) -> Cached:
     return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=RunSpend.of(fmt, model))
 
 
-def _brief(call: ToolCall) -> str:
+def _excerpt(call: ToolCall) -> tuple[str, str, bool]:
+    return call.tool, (call.command or call.path or "")[:8192], call.is_error
+
+
+def _brief_of(tool: str, text: str, is_error: bool) -> str:
     """One of the page's "last tool calls": redacted whole, then cut (a cut secret escapes the patterns).
 
     The first 8192 characters are redacted (a secret that starts in the shown 150 is whole in them,
     and the cost stays bounded), then 150 are kept.
     """
-    what = " ".join(redact((call.command or call.path or "")[:8192]).split())
+    what = " ".join(redact(text).split())
     if len(what) > 150:
         what = what[:147] + "..."
-    return f"{call.tool} {what}".rstrip() + (" [error]" if call.is_error else "")
+    return f"{tool} {what}".rstrip() + (" [error]" if is_error else "")
+
+
+def _brief(call: ToolCall) -> str:
+    return _brief_of(*_excerpt(call))
+
+
+def briefs(cached: Cached) -> list[str]:
+    """The page's "last tool calls", made when a page needs them (not for every call: redaction is dear)."""
+    return [_brief_of(*r) for r in cached.recent]
 
 
 def catch_up(cached: Cached, files: CaseFiles) -> int:
-    """Feed what the run's files gained since the last call; returns new tool calls."""
+    """Feed what the run's files gained since the last call; returns new tool calls.
+
+    Streams: calls and snapshots go to the detector as they are read, merged in time order
+    (a snapshot after the calls of its time), so a first pass over a long run holds only
+    what is still undecided, never the whole log.
+    """
     before = cached.detector.calls
-    snaps = []
-    for line, end in whole_lines(files.workspace, cached.workspace_offset):
-        cached.workspace_offset = end
-        if not line.strip():
-            continue
-        snap = parse_snapshot_line(line)
-        if snap is None:
-            cached.skipped_lines += 1
-        else:
-            snaps.append(snap)
-    calls: list[ToolCall] = []
+    snaps = _snapshots(cached, files)
+    nxt = next(snaps, None)
     for line, end in whole_lines(files.events, cached.events_offset):
         cached.events_offset = end
         if not line.strip():
@@ -115,24 +217,33 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
         if cached.spend is not None:
             cached.spend.feed(data)
         cached.outcome.feed(ts, data)
-        calls.extend(cached.adapter.feed(ts, data))
-    _merge(cached, calls, snaps)
+        calls = cached.adapter.feed(ts, data)
+        if not calls:
+            continue
+        for call in calls:
+            while nxt is not None and nxt.ts < call.ts:
+                cached.pending.append(nxt)
+                nxt = next(snaps, None)
+            cached.pending.append(call)
+        _release(cached, final=False)
+    while nxt is not None:
+        cached.pending.append(nxt)
+        nxt = next(snaps, None)
     _release(cached, final=False)
     return cached.detector.calls - before
 
 
-def _merge(cached: Cached, calls: list[ToolCall], snaps: list[Snapshot]) -> None:
-    """New calls and snapshots into the pending queue, in time order (a snapshot after calls of its time)."""
-    merged: list[ToolCall | Snapshot] = []
-    i = j = 0
-    while i < len(calls) or j < len(snaps):
-        if j >= len(snaps) or (i < len(calls) and calls[i].ts <= snaps[j].ts):
-            merged.append(calls[i])
-            i += 1
+def _snapshots(cached: Cached, files: CaseFiles) -> Iterator[Snapshot]:
+    """The snapshots workspace.jsonl gained, read lazily (its offset moves as they are taken)."""
+    for line, end in whole_lines(files.workspace, cached.workspace_offset):
+        cached.workspace_offset = end
+        if not line.strip():
+            continue
+        snap = parse_snapshot_line(line)
+        if snap is None:
+            cached.skipped_lines += 1
         else:
-            merged.append(snaps[j])
-            j += 1
-    cached.pending.extend(merged)
+            yield snap
 
 
 def _release(cached: Cached, *, final: bool) -> None:
@@ -148,7 +259,7 @@ def _release(cached: Cached, *, final: bool) -> None:
             if item.denied:
                 cached.denied_calls += 1
             else:
-                cached.recent.append(_brief(item))
+                cached.recent.append(_excerpt(item))
                 item.ts = cached.agent_time(item.ts)
                 det.add_call(item)
         out += 1

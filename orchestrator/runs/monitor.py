@@ -131,6 +131,7 @@ def refresh(
             record.spend = _spend(rd, record, cached, cfg)
             record.spiral.tool_calls = cached.detector.calls
             view.events.append("spend")
+            KEPT.drop(rd.detector_cache)  # an ended run is not looked at again
         if view.events:
             state_file.write(rd, record)
     if decision is not None:
@@ -180,9 +181,14 @@ def _settings(record: RunRecord, buckets: BucketsFile) -> Settings:
     return buckets.with_overrides(record.overrides, f"{record.ticket_path} (run {record.run_id})", {}, ())
 
 
+# each run's cached detector, kept in memory between the passes of this process (evaluator.Kept)
+KEPT = evaluator.Kept()
+
+
 def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Cached:
     """The run's cached detector, fed what its files gained since the last call."""
-    cached = evaluator.load(rd.detector_cache)
+    path = rd.detector_cache
+    cached = KEPT.obtain(path)
     if cached is None:
         det = Detector(
             settings,
@@ -195,9 +201,12 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
         )
         cached = evaluator.fresh(det, str(record.format), str(rd.clone), record.model)
     before = (cached.events_offset, cached.workspace_offset)
-    evaluator.catch_up(cached, rd)
-    if before != (cached.events_offset, cached.workspace_offset) or not rd.detector_cache.exists():
-        evaluator.save(rd.detector_cache, cached)
+    try:
+        evaluator.catch_up(cached, rd)
+    except BaseException:
+        KEPT.discard(path)  # half fed: the next pass starts again from the file
+        raise
+    KEPT.put(path, cached, changed=before != (cached.events_offset, cached.workspace_offset))
     return cached
 
 
@@ -211,7 +220,7 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
     sp = run.spend
     cost, unpriced = prices.cost(sp, cfg.prices, run.memo)
     if record.active and (read or len(run.memo) != looked_up):
-        evaluator.save(rd.detector_cache, cached)  # the next look starts where this one ended
+        KEPT.put(rd.detector_cache, cached, changed=True)  # the next look starts where this one ended
     return SpendTotals(
         tokens=sp.tokens,
         input_tokens=sp.input_tokens,
@@ -242,7 +251,7 @@ def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float
     if verdict.should_page and not old.tripped_in_soft_band:
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
         new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
-        new.page_recent = list(cached.recent)
+        new.page_recent = evaluator.briefs(cached)
         view.events.append("tripped")
     # counts move with every call; the record is rewritten only when the verdict changes
     if _verdict_changed(old, new):
@@ -348,3 +357,11 @@ def broken(run_dir: Path, error: str) -> RunView:
 
 def refresh_all(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
     return [refresh(d, buckets, cfg, notifier=notifier) for d in list_run_dirs()]
+
+
+def forget_ended(views: list[RunView]) -> None:
+    """Write and forget the kept state of runs no longer active (or gone) after a pass."""
+    active = {RunDir(v.run_dir).detector_cache for v in views if v.record.active}
+    for path in KEPT.paths():
+        if path not in active:
+            KEPT.drop(path)

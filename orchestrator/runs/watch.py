@@ -67,18 +67,22 @@ def watch(
 ) -> None:
     """Pass over every run each tick; with `idle_exit_s`, stop once no run has been active that long."""
     with single_watcher():
-        last_active = time.monotonic()
-        while True:
-            started = time.monotonic()
-            views = one_pass(buckets, cfg, notifier)
-            report(views)
-            if once:
-                return
-            if any(v.record.active or v.error for v in views):
-                last_active = time.monotonic()
-            elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
-                return
-            time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
+        try:
+            last_active = time.monotonic()
+            while True:
+                started = time.monotonic()
+                views = one_pass(buckets, cfg, notifier)
+                monitor.forget_ended(views)
+                report(views)
+                if once:
+                    return
+                if any(v.record.active or v.error for v in views):
+                    last_active = time.monotonic()
+                elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
+                    return
+                time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
+        finally:
+            monitor.KEPT.flush()  # what the last ticks learnt, for the next reader
 
 
 def watcher_running() -> bool:

@@ -1,0 +1,106 @@
+"""Claude usage per message, summed as lines arrive, in bounded memory (pure: no I/O).
+
+Claude Code writes one line per content block of a message, each carrying the
+message's usage, and it writes each message twice: on its stdout (stream-json,
+message_start figures, output not final) and in its session transcript (final
+figures). A message counts once, each figure at the largest value its lines gave.
+
+The lines of one message come together in each source, so an id needs
+remembering only for a short while: `MessageTally` keeps the last WINDOW ids and
+keeps the sums by (model, prompt tier) up to date as figures grow, so the total
+costs nothing to read however long the run is.
+
+Across the two sources, the transcript wins for every message it has; the
+stream counts the messages the transcript has not reached yet (`StreamTail`),
+at most TAIL of them. A stream read far ahead of its transcript (a first pass
+over a long run reads the whole stream before the transcript) keeps its last
+TAIL messages, which is exact as long as the transcript has every message older
+than those, which is what the CLI writes.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+# (model, input, output, cache read, cache write, of which 1 hour)
+Entry = tuple[str, int, int, int, int, int]
+
+WINDOW = 64  # ids remembered per source: a message's lines come one after another
+TAIL = 512  # stream messages the transcript may lag behind
+
+
+# prompt sizes where some price steps up (every tier start in genai-prices' database;
+# tests/test_ledger_prices.py checks that none is missing)
+PROMPT_TIERS = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 512_000, 524_288)
+
+
+def tier_of(prompt_tokens: int) -> int:
+    """The largest tier start the prompt is above (0: below every tier)."""
+    floor = 0
+    for start in PROMPT_TIERS:
+        if prompt_tokens > start:
+            floor = start
+    return floor
+
+
+def tier_key(entry: Entry) -> tuple[str, int]:
+    """A message's row: its model and the tier of its prompt (input, cache read and cache write)."""
+    return entry[0], tier_of(entry[1] + entry[3] + entry[4])
+
+
+def merged(before: Entry | None, model: str, counts: tuple[int, ...]) -> Entry:
+    if before is None:
+        return (model, *counts)  # type: ignore[return-value]
+    return (model, *(max(a, b) for a, b in zip(before[1:], counts, strict=True)))  # type: ignore[return-value]
+
+
+@dataclass
+class MessageTally:
+    """One source's messages: sums by (model, tier), and the last WINDOW ids with their figures."""
+
+    rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    recent: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
+    n: int = 0  # messages counted
+
+    def put(self, key: str | None, model: str, counts: tuple[int, ...]) -> None:
+        """One line's figures for message `key` (None: a line without an id, a message of its own)."""
+        if key is None:
+            key = f"#{self.n}"
+        before = self.recent.get(key)
+        entry = merged(before, model, counts)
+        if before is not None:
+            self.recent.move_to_end(key)
+            if entry == before:
+                return
+            self._add(before, -1)
+        else:
+            self.n += 1
+        self.recent[key] = entry
+        self._add(entry, 1)
+        if len(self.recent) > WINDOW:
+            self.recent.popitem(last=False)
+
+    def _add(self, entry: Entry, sign: int) -> None:
+        row = self.rows.setdefault(tier_key(entry), [0, 0, 0, 0, 0])
+        for i in range(5):
+            row[i] += sign * entry[i + 1]
+
+    def seen(self, key: str) -> bool:
+        return key in self.recent
+
+
+@dataclass
+class StreamTail:
+    """Stream messages the transcript has not shown yet (at most TAIL, the newest kept)."""
+
+    entries: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
+
+    def put(self, key: str, model: str, counts: tuple[int, ...]) -> None:
+        self.entries[key] = merged(self.entries.get(key), model, counts)
+        self.entries.move_to_end(key)
+        if len(self.entries) > TAIL:
+            self.entries.popitem(last=False)
+
+    def confirm(self, key: str) -> None:
+        self.entries.pop(key, None)
