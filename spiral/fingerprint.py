@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from spiral.model import ToolCall
+from spiral.regexfast import skipping
 
 _MEMO = 4096
 _HEAD = 100  # characters of an output's start compared (model.cut keeps as many)
@@ -27,9 +28,10 @@ class Fingerprinter:
         error_line: re.Pattern[str] | None = None,
         error_output: re.Pattern[str] | None = None,
     ) -> None:
-        self.masks = masks
-        self.error_line = error_line
-        self.error_output = error_output
+        # the same patterns, rewritten to skip where no match can start (spiral/regexfast.py)
+        self.masks = skipping(masks) if masks is not None else None
+        self.error_line = skipping(error_line) if error_line is not None else None
+        self.error_output = skipping(error_output) if error_output is not None else None
         self._heads: dict[str, str] = {}  # output -> its masked head (memo)
         self._tails: dict[str, str] = {}  # output -> its masked tail (memo)
 

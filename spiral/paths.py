@@ -31,7 +31,10 @@ def relativize(path: str, workdir: str | None, cwd: str | None = None) -> str:
     if workdir:
         root = workdir.rstrip("/") + "/"
         if path.startswith(root):
-            return posixpath.normpath(path[len(root) :])
+            rest = path[len(root) :]
+            if rest and rest[0] != "." and rest[-1] != "/" and "//" not in rest and "/." not in rest:
+                return rest  # nothing for normpath to fold (the common case, kept cheap)
+            return posixpath.normpath(rest)
     return path
 
 

