@@ -11,11 +11,13 @@ keeps the sums by (model, prompt tier) up to date as figures grow, so the total
 costs nothing to read however long the run is.
 
 Across the two sources, the transcript wins for every message it has; the
-stream counts the messages the transcript has not reached yet (`StreamTail`),
-at most TAIL of them. A stream read far ahead of its transcript (a first pass
-over a long run reads the whole stream before the transcript) keeps its last
-TAIL messages, which is exact as long as the transcript has every message older
-than those, which is what the CLI writes.
+stream counts the messages after the last one the transcript has shown
+(`StreamTail`), at most TAIL of them. A stream read far ahead of its transcript
+(a first pass over a long run reads the whole stream before the transcript)
+keeps its last TAIL messages, which is exact as long as the transcript has
+every message older than those, which is what the CLI writes. Once a session
+has a transcript, a message only ever seen on the stream, older than one the
+transcript has, is not counted: the CLI writes every message to its transcript.
 """
 
 from __future__ import annotations
@@ -103,4 +105,11 @@ class StreamTail:
             self.entries.popitem(last=False)
 
     def confirm(self, key: str) -> None:
-        self.entries.pop(key, None)
+        """The transcript has message `key`: it and every stream message before it are the transcript's
+        (it writes them in order; one it has not written yet counts once it does)."""
+        if key not in self.entries:
+            return
+        while self.entries:
+            first, _ = self.entries.popitem(last=False)
+            if first == key:
+                return

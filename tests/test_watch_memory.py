@@ -1,0 +1,172 @@
+"""What a long-lived watcher keeps between ticks, and what it writes (issue 17).
+
+The watcher keeps each run's cached detector in memory (runs/evaluator.py `Kept`),
+reads the cache file again only when another process rewrote it, and writes it
+when it changed, at most once per PERSIST_S. Claude spend is summed per message
+in bounded windows (ledger/message_tally.py), so nothing here grows with history.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+from orchestrator.buckets import BucketsFile
+from orchestrator.ledger import message_tally
+from orchestrator.ledger.spend import SpendCounter
+from orchestrator.record.layout import RunDir
+from orchestrator.runs import evaluator
+from spiral.detector import Detector
+from spiral.envelope import make_envelope
+from spiral.timestamps import format_ts
+from tests.helpers import ROOT
+
+SID = "5b0c7f7e-2a43-4c1e-9d55-0d1f2e3a4b5c"
+T0 = 1_780_000_000.0
+
+
+def _assistant(i: int, output: int, *, block: str = "text") -> dict[str, Any]:
+    usage = {"input_tokens": 10, "output_tokens": output, "cache_read_input_tokens": 100 + i}
+    usage["cache_creation_input_tokens"] = 5
+    content = [{"type": block, "text": "x"}] if block == "text" else [{"type": "tool_use", "id": f"t{i}"}]
+    return {
+        "type": "assistant",
+        "session_id": SID,
+        "message": {"id": f"msg_{i:06d}", "model": "claude-opus-4-8", "content": content, "usage": usage},
+    }
+
+
+def _tokens(c: SpendCounter) -> tuple[int, int, int, int]:
+    s = c.spend
+    return (s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens)
+
+
+def _expected(n: int, output: int) -> tuple[int, int, int, int]:
+    return (10 * n, output * n, sum(100 + i for i in range(n)), 5 * n)
+
+
+def test_a_stream_read_far_ahead_of_its_transcript_is_not_counted_twice() -> None:
+    """A first pass reads a long run's whole stream, then its transcript from the start."""
+    n = message_tally.TAIL * 4
+    c = SpendCounter("claude-stream-json")
+    for i in range(n):
+        c.feed(_assistant(i, 3))  # message_start figures: 3 output tokens
+        c.feed(_assistant(i, 3, block="tool_use"))  # a second content block of the same message
+    assert _tokens(c) == _expected(n, 3)
+    for i in range(n):
+        c.feed_transcript(SID, _assistant(i, 40))
+    assert _tokens(c) == _expected(n, 40)  # the transcript's final figures, each message once
+    # the stream's lines coming again change nothing; a message only the stream has counts
+    for i in range(n - 10, n):
+        c.feed(_assistant(i, 3))
+    c.feed(_assistant(n, 3))
+    assert _tokens(c) == tuple(a + b for a, b in zip(_expected(n, 40), (10, 3, 100 + n, 5), strict=True))
+
+
+def test_spend_state_is_bounded_however_long_the_run() -> None:
+    def counter(n: int) -> SpendCounter:
+        c = SpendCounter("claude-stream-json")
+        for i in range(n):
+            c.feed(_assistant(i, 3))
+            if i:  # the transcript one message behind the stream, as it is live
+                c.feed_transcript(SID, _assistant(i - 1, 40))
+        return c
+
+    small, big = len(pickle.dumps(counter(1_000))), len(pickle.dumps(counter(50_000)))
+    assert big < 1.5 * small, (small, big)
+    c = counter(50_000)
+    out = [40 * 49_999 + 3, sum(100 + i for i in range(50_000))]
+    assert _tokens(c) == (10 * 50_000, out[0], out[1], 5 * 50_000)  # the last message from the stream
+
+
+def _run(tmp_path: Path, calls: int) -> RunDir:
+    rd = RunDir(tmp_path / "runs" / "r1")
+    rd.path.mkdir(parents=True)
+    lines = []
+    for i in range(calls):
+        ts = format_ts(T0 + 10 * i)
+        call = {"tool": "Bash", "command": f"pytest tests/test_{i % 7}.py", "id": f"c{i}"}
+        lines.append(make_envelope(ts, call))
+    rd.events.write_bytes(b"".join(lines))
+    return rd
+
+
+def _fresh(rd: RunDir) -> evaluator.Cached:
+    det = Detector(BucketsFile(ROOT / "buckets.yaml").settings, bucket="medium", started_at=T0)
+    return evaluator.fresh(det, "generic", str(rd.clone))
+
+
+def test_the_watcher_keeps_its_state_and_writes_it_at_most_every_persist_s(tmp_path: Path) -> None:
+    rd = _run(tmp_path, 40)
+    now = [1000.0]
+    kept = evaluator.Kept(clock=lambda: now[0])
+    path = rd.detector_cache
+    assert kept.obtain(path) is None  # no file yet
+    cached = _fresh(rd)
+    evaluator.catch_up(cached, rd)
+    kept.put(path, cached, changed=True)
+    assert path.exists(), "the first write is at once (a one-pass `status` keeps its work)"
+    first = path.stat().st_mtime_ns
+    assert kept.obtain(path) is cached  # the file is as this process left it: the memory is used
+
+    with rd.events.open("ab") as fh:
+        fh.write(make_envelope(format_ts(T0 + 500), {"tool": "Read", "path": "a.py", "id": "r1"}))
+    now[0] += 1.0
+    evaluator.catch_up(cached, rd)
+    kept.put(path, cached, changed=True)
+    assert path.stat().st_mtime_ns == first, "written again before PERSIST_S"
+    assert kept.obtain(path) is cached
+    now[0] += evaluator.PERSIST_S
+    kept.put(path, cached, changed=False)  # dirty since the last write: now due
+    on_disk = evaluator.load(path)
+    assert on_disk is not None and on_disk.events_offset == cached.events_offset
+
+    # another process went on from the file: this one reads it again rather than trusting its memory
+    other = evaluator.load(path)
+    assert other is not None
+    other.skipped_lines = 99
+    evaluator.save(path, other)
+    again = kept.obtain(path)
+    assert again is not cached and again is not None and again.skipped_lines == 99
+
+
+def test_the_watcher_writes_what_is_unwritten_on_its_way_out(tmp_path: Path) -> None:
+    rd = _run(tmp_path, 10)
+    now = [0.0]
+    kept = evaluator.Kept(clock=lambda: now[0])
+    cached = _fresh(rd)
+    evaluator.catch_up(cached, rd)
+    kept.put(rd.detector_cache, cached, changed=True)
+    with rd.events.open("ab") as fh:
+        fh.write(make_envelope(format_ts(T0 + 500), {"tool": "Read", "path": "a.py", "id": "r1"}))
+    evaluator.catch_up(cached, rd)
+    kept.put(rd.detector_cache, cached, changed=True)
+    loaded = evaluator.load(rd.detector_cache)
+    assert loaded is not None and loaded.events_offset < cached.events_offset
+    kept.flush()
+    loaded = evaluator.load(rd.detector_cache)
+    assert loaded is not None and loaded.events_offset == cached.events_offset
+
+
+def test_a_first_pass_in_one_go_equals_one_tick_by_tick(tmp_path: Path) -> None:
+    rd = _run(tmp_path, 300)
+    whole = _fresh(rd)
+    evaluator.catch_up(whole, rd)
+    data = rd.events.read_bytes()
+    rd.events.write_bytes(b"")
+    stepped = _fresh(rd)
+    for start in range(0, len(data), 997):  # torn lines included: a chunk ends mid-line
+        with rd.events.open("ab") as fh:
+            fh.write(data[start : start + 997])
+        evaluator.catch_up(stepped, rd)
+        if start % 5 == 0:  # through the cache file now and then, as separate processes would
+            evaluator.save(rd.detector_cache, stepped)
+            loaded = evaluator.load(rd.detector_cache)
+            assert loaded is not None
+            stepped = loaded
+    for cached in (whole, stepped):
+        evaluator.flush(cached)
+    assert stepped.detector.calls == whole.detector.calls == 300
+    at = T0 + 3000
+    assert stepped.detector.evaluate(at) == whole.detector.evaluate(at)
