@@ -10,7 +10,7 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import families, runner, scenario
-from orchestrator.corpus.replay import walk_recording
+from orchestrator.corpus.replay import resume, walk_recording
 from spiral.model import Snapshot, ToolCall
 
 
@@ -32,21 +32,25 @@ def test_keep_writes_the_same_folder(tmp_path: Path) -> None:
             assert (tmp_path / "kept" / f.relative_to(tmp_path / "written")).read_bytes() == f.read_bytes()
 
 
-def test_shared_walks_give_every_variant_what_its_own_walk_gives() -> None:
+def test_weight_ablations_walked_on_from_ours_give_what_their_own_walks_give() -> None:
     raw = BucketsFile().raw
-    every = runner._settings(raw, {})
-    groups = runner._walks(every[1:])
-    assert any(len(g) > 1 for g in groups), "the weight ablations share a walk"
+    views, _ = runner._views(runner._settings(raw, {}))
+    assert {label for label, _ in views} == set(runner.ABLATIONS)
     settings = BucketsFile().settings
     for fam in families.FAMILIES:
         for i in (0, 4):
             s = scenario.make(fam, i, 0, settings)
-            (ours,) = runner._walk(s, runner._settings(raw, s.overrides)[0][1])
-            shared = runner._variants_of(s, raw, ours)
-            for label, variant in runner._settings(raw, s.overrides):
-                ((paged, fired),) = runner._walk(s, variant)
-                want = (paged, s.meta["signal"] in fired if s.meta["signal"] else None)
-                assert shared[label] == want, (s.id, label)
+            every = runner._settings(raw, s.overrides)
+            shared = runner._variants_of(s, raw, runner._walk(s, every[0][1]))
+            for label, variant in every:
+                paged, fired = runner._found(runner._walk(s, variant))
+                assert shared[label] == (paged, s.meta["signal"] in fired if s.meta["signal"] else None), (s.id, label)
+
+
+def test_a_view_weighing_more_than_the_detector_is_refused() -> None:
+    walk = walk_recording(BucketsFile().settings, bucket="small", start=0.0, end=60.0, timeline=[])
+    with pytest.raises(ValueError):
+        resume(walk, [{"repetition": 99.0}])
 
 
 def test_ours_alone_counts_and_times() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import multiprocessing as mp
 import os
@@ -74,14 +75,9 @@ def walk_recording(
     outputs: tuple[str, ...] | list[str] = (),
     workdir: str | None = None,
     scope: tuple[str, ...] | list[str] = (),
-    views: Sequence[Mapping[str, float]] = (),
 ) -> TickWalk:
-    """A fresh detector walked over a recording on its tick clock: the one replay set-up
-    (replay, eval, the detection benchmark and the real-trace table all use it).
-
-    `snaps` is read lazily, one ahead of the clock. Each of `views` is the same
-    detector with those signals' weights instead (see `Watch`): `walk.views`.
-    """
+    """A fresh detector walked over a recording on its tick clock, until it pages: the one replay set-up
+    (replay, eval, the detection benchmark and the real-trace table all use it). `snaps` is read lazily."""
     detector = Detector(
         settings,
         bucket=bucket,
@@ -91,7 +87,7 @@ def walk_recording(
         workdir=workdir,
         scope=scope,  # a case's `scope:` (the drift signal); () as in a case without one
     )
-    walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or (), views)
+    walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or ())
     return drive(walk, timeline, to_calls)
 
 
@@ -150,6 +146,8 @@ def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tupl
     detector = walk.detector
     for ts, data in events:
         adapter.feed(ts, data)  # the rest, only to count unreadable lines over the whole recording
+    for _ in snaps:
+        pass  # likewise the snapshots (read one by one, never held)
     notified, strongest, last, fired = walk.notified, walk.strongest, walk.last, walk.fired
     shown = notified or strongest or last
     latest = notified or last
@@ -174,13 +172,17 @@ def drive(
     """Feed the log in order, evaluating every tick that sees all calls before it.
 
     `timeline` holds (time, native payload) turned into calls by `to_calls`,
-    or (time, calls) already when `to_calls` is None.
+    or (time, calls) already when `to_calls` is None. Where the walk stopped
+    is kept, for `resume`.
     """
     add_call = walk.detector.add_call
-    for ts, item in timeline:
+    rest = walk.rest = iter(timeline)
+    walk.to_calls, walk.pending = to_calls, None
+    for ts, item in rest:
         if ts > walk.now and not walk.done:
             walk.advance(ts)
         if walk.done:
+            walk.pending = ts, item
             break
         calls = to_calls(ts, item) if to_calls is not None else item
         for call in calls:
@@ -189,13 +191,37 @@ def drive(
     return walk
 
 
+def resume(walk: TickWalk, views: Sequence[Mapping[str, float]]) -> list[Watch]:
+    """Walk on past the page for `views`: each the same detector with those signals' weights instead.
+
+    Each weight must be between 0 and the detector's own, so no view can page
+    before the walk did, and until then each saw what the walk saw (the same
+    findings, so the same signals fired). A view knows when it paged and what
+    had fired by then; its `strongest` and `first_tripped` cover the ticks from the walk's page on only.
+    """
+    own = walk.detector.settings.weights
+    if any(not 0 <= w <= own[name] for view in views for name, w in view.items()):
+        raise ValueError("a view's weight is negative or above the detector's own")
+    out = [Watch(view) for view in views]
+    for w in out:
+        w.fired, w.first_fired = set(walk.fired), dict(walk.first_fired)
+        if walk.notified is not None:
+            w.see(walk.notified)
+    live = [w for w in out if not w.stopped]
+    if walk.notified is None or not live:
+        return out  # the recording ended unpaged, or every view paged with the walk
+    walk.watches, walk.done = live, False
+    drive(walk, itertools.chain([walk.pending] if walk.pending else [], walk.rest), walk.to_calls)
+    return out
+
+
 class Watch:
     """What a walk's verdicts came to, up to the first that pages (then it stops looking).
 
     With `weights`, each verdict is read as the same detector with those
     signals' weights would have given it: the findings are the same (a weight
     only scales its finding) and the suspicion is their weights' sum, as
-    `Detector.evaluate` adds it. So one walk serves the weight ablations too.
+    `Detector.evaluate` adds it. So one walk serves the weight ablations too (`resume`).
     """
 
     def __init__(self, weights: Mapping[str, float] | None = None) -> None:
@@ -237,17 +263,11 @@ class TickWalk(Watch):
     Ticks that could only repeat the previous verdict (no new input, no time
     threshold crossed) are skipped; the verdicts that matter are the same.
     Snapshots are taken from their iterable one ahead of the clock, never all
-    at once. The walk ends at the page, or, with `views`, when every view has paged.
+    at once. The walk ends at the page (or when every watch has paged, `resume`).
     """
 
     def __init__(
-        self,
-        started: float,
-        ended: float,
-        tick_s: float,
-        detector: Detector,
-        snaps: Iterable[Snapshot],
-        views: Sequence[Mapping[str, float]] = (),
+        self, started: float, ended: float, tick_s: float, detector: Detector, snaps: Iterable[Snapshot]
     ) -> None:
         self.started, self.ended, self.tick_s = started, ended, tick_s
         self.detector = detector
@@ -257,12 +277,14 @@ class TickWalk(Watch):
         self.now = started
         self.done = False
         super().__init__()  # the walk watches its own verdicts
-        self.views = [Watch(w) for w in views]
-        self._watches = [self, *self.views]
+        self.watches: list[Watch] = [self]
+        self.rest: Iterator[tuple[float, Any]] = iter(())  # the timeline not yet fed (drive), and its converter
+        self.to_calls: Callable[[float, Any], list[ToolCall]] | None = None
+        self.pending: tuple[float, Any] | None = None  # the timeline item drive took but did not feed
 
     def advance(self, until: float) -> None:
         """Evaluate ticks while they come before `until` (the next event's time)."""
-        det, watches = self.detector, self._watches
+        det, watches = self.detector, self.watches
         while not self.done and self.now < until:
             if self.now > self.ended:
                 self.done = True
@@ -278,16 +300,16 @@ class TickWalk(Watch):
                 if not w.stopped:
                     w.see(v)
                     live = live or not w.stopped
-            if not live:
-                self.done = True
-                return
             wake = min(det.next_change_after(self.now), until, nxt.ts if nxt is not None else math.inf)
             if wake == math.inf:
                 k = int((self.ended - self.started) // self.tick_s)  # jump to the last tick
             else:
                 k = math.ceil((wake - self.started) / self.tick_s - 1e-9)
             self.k = max(self.k + 1, k)
-            self.now = self.started + self.k * self.tick_s
+            self.now = self.started + self.k * self.tick_s  # the next tick, also after a page (`resume` walks on)
+            if not live:
+                self.done = True
+                return
 
 
 def _judge(r: ReplayResult) -> list[str]:

@@ -9,7 +9,7 @@ import json
 import multiprocessing as mp
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import baselines, families, scenario
 from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
 from orchestrator.corpus.benchmark.scenario import Scenario
-from orchestrator.corpus.replay import walk_recording
+from orchestrator.corpus.replay import TickWalk, Watch, resume, walk_recording
 from orchestrator.infra.errors import UserError
 from spiral import settings as settings_mod
 from spiral.settings import Settings, merge
@@ -79,22 +79,21 @@ def _settings(raw: dict[str, Any], overrides: dict[str, Any]) -> list[tuple[str,
 _SETTINGS: dict[str, list[tuple[str, Settings]]] = {}
 
 
-def _walks(settings: list[tuple[str, Settings]]) -> list[list[tuple[str, Settings]]]:
-    """The variants grouped into walks: those whose settings differ only in the signals' weights share one
-    (the first is walked, the others are its views, `replay.Watch`); the rest are walked alone."""
-    groups: list[list[tuple[str, Settings]]] = []
-    for label, s in settings:
-        for g in groups:
-            if replace(g[0][1], weights=s.weights) == s:
-                g.append((label, s))
-                break
+def _views(every: list[tuple[str, Settings]]) -> tuple[list[tuple[str, dict[str, float]]], list[tuple[str, Settings]]]:
+    """The variants after ours that differ from it only in lower signal weights (they walk on from its walk
+    as views, `replay.resume`: the same findings, reweighted), and those walked alone."""
+    own = every[0][1]
+    views, alone = [], []
+    for label, s in every[1:]:
+        if replace(s, weights=own.weights) == own and all(0 <= w <= own.weights[k] for k, w in s.weights.items()):
+            views.append((label, s.weights))
         else:
-            groups.append([(label, s)])
-    return groups
+            alone.append((label, s))
+    return views, alone
 
 
-def _walk(s: Scenario, settings: Settings, views: Sequence[Settings] = ()) -> list[tuple[float | None, set[str]]]:
-    walk = walk_recording(
+def _walk(s: Scenario, settings: Settings) -> TickWalk:
+    return walk_recording(
         settings,
         bucket=s.bucket,
         start=s.started_at,
@@ -105,34 +104,34 @@ def _walk(s: Scenario, settings: Settings, views: Sequence[Settings] = ()) -> li
         outputs=s.outputs,
         workdir=s.workdir,
         scope=s.scope,
-        views=[v.weights for v in views],
     )
-    return [((round(w.notified.elapsed_min, 2) if w.notified else None), w.fired) for w in (walk, *walk.views)]
 
 
-def ours(scenarios: Iterable[Scenario], raw: dict[str, Any]) -> tuple[list[float | None], list[set[str]], float]:
-    """Each scenario replayed once through our detector only: when it paged, what fired, and the seconds taken."""
-    paged, fired = [], []
+def _found(w: Watch) -> tuple[float | None, set[str]]:
+    return (round(w.notified.elapsed_min, 2) if w.notified else None), w.fired
+
+
+def ours(scenarios: Iterable[Scenario], raw: dict[str, Any]) -> tuple[list[TickWalk], float]:
+    """Each scenario replayed once through our detector only (each walk stops at its page): the walks, and
+    the seconds they took."""
     t0 = time.perf_counter()
-    for s in scenarios:
-        ((p, f),) = _walk(s, _settings(raw, s.overrides)[0][1])
-        paged.append(p)
-        fired.append(f)
-    return paged, fired, time.perf_counter() - t0
+    walks = [_walk(s, _settings(raw, s.overrides)[0][1]) for s in scenarios]
+    return walks, time.perf_counter() - t0
 
 
 def ours_alone(scenarios: Iterable[Scenario], raw: dict[str, Any]) -> tuple[int, float]:
     """How many scenarios, and in how many seconds, our detector alone replays (one process)."""
-    paged, _, seconds = ours(scenarios, raw)
-    return len(paged), seconds
+    walks, seconds = ours(scenarios, raw)
+    return len(walks), seconds
 
 
-def _variants_of(s: Scenario, raw: dict[str, Any], ours_result: tuple[float | None, set[str]]) -> dict[str, Any]:
+def _variants_of(s: Scenario, raw: dict[str, Any], walk: TickWalk) -> dict[str, Any]:
+    """Every variant's (page minute, expected signal named) on `s`, given our walk of it (walked on here)."""
     every = _settings(raw, s.overrides)
-    found: dict[str, tuple[float | None, set[str]]] = {OURS: ours_result}
-    for group in _walks(every[1:]):
-        labels = [label for label, _ in group]
-        found.update(zip(labels, _walk(s, group[0][1], [g for _, g in group[1:]]), strict=True))
+    views, alone = _views(every)
+    found = {OURS: _found(walk)}
+    found.update((label, _found(w)) for (label, _), w in zip(views, resume(walk, [v for _, v in views]), strict=True))
+    found.update((label, _found(_walk(s, settings))) for label, settings in alone)
     signal = s.meta["signal"]
     return {label: (found[label][0], signal in found[label][1] if signal else None) for label, _ in every}
 
@@ -150,10 +149,10 @@ def _chunk(items: list[tuple[int, int]]) -> tuple[list[dict[str, Any]], float, f
     t0 = time.perf_counter()
     made = [scenario.make(families.FAMILIES[f], i, seed, settings, keep) for f, i in items]
     t_gen = time.perf_counter() - t0
-    paged, fired, t_ours = ours(made, raw)
+    walks, t_ours = ours(made, raw)
     rows = []
-    for s, p, f in zip(made, paged, fired, strict=True):
-        results = _variants_of(s, raw, (p, f))
+    for s, walk in zip(made, walks, strict=True):
+        results = _variants_of(s, raw, walk)
         calls = list(scenario.calls(s))
         stuck = _settings(raw, s.overrides)[0][1].bucket(s.bucket).stuck_min
         shape = baselines.RunShape(s.started_at, s.ended_at, stuck, calls)
