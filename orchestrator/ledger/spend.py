@@ -88,8 +88,8 @@ class Spend:
 
 
 def _int(d: Any, key: str) -> int:
-    v = d.get(key) if isinstance(d, dict) else None
-    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+    v = d.get(key) if type(d) is dict else None
+    return v if type(v) is int and v > 0 else 0  # parsed JSON: a bool is not an int here
 
 
 def _num(v: Any) -> float | None:
@@ -243,7 +243,9 @@ class SpendCounter:
         if model == "<synthetic>":
             return  # the CLI's own stand-in for a failed request: nothing was billed
         counts = anthropic_counts(msg["usage"])
-        session = self.sessions.setdefault(sid, ClaudeSession())
+        session = self.sessions.get(sid)
+        if session is None:
+            session = self.sessions[sid] = ClaudeSession()
         key = mid if isinstance(mid, str) else None
         if from_transcript:
             session.transcript.put(key, model, counts)

@@ -204,31 +204,38 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     before = cached.detector.calls
     snaps = _snapshots(cached, files)
     nxt = next(snaps, None)
-    for line, end in whole_lines(files.events, cached.events_offset):
-        cached.events_offset = end
-        if not line.strip():
-            continue
-        env = parse_envelope(line)
-        if env is None:
-            cached.skipped_lines += 1
-            continue
-        ts, data = env
-        cached.last_ts = max(cached.last_ts, ts)
-        if cached.spend is not None:
-            cached.spend.feed(data)
-        cached.outcome.feed(ts, data)
-        calls = cached.adapter.feed(ts, data)
-        if not calls:
-            continue
-        for call in calls:
-            while nxt is not None and nxt.ts < call.ts:
-                cached.pending.append(nxt)
-                nxt = next(snaps, None)
-            cached.pending.append(call)
-        _release(cached, final=False)
-    while nxt is not None:
-        cached.pending.append(nxt)
-        nxt = next(snaps, None)
+    pending = cached.pending
+    spend = cached.spend.feed if cached.spend is not None else None
+    outcome, adapter = cached.outcome.feed, cached.adapter.feed
+    last_ts = cached.last_ts
+    try:
+        for line, end in whole_lines(files.events, cached.events_offset):
+            cached.events_offset = end
+            env = parse_envelope(line)
+            if env is None:
+                if line.strip():
+                    cached.skipped_lines += 1
+                continue
+            ts, data = env
+            if ts > last_ts:
+                cached.last_ts = last_ts = ts
+            if spend is not None:
+                spend(data)
+            outcome(ts, data)
+            calls = adapter(ts, data)
+            if not calls:
+                continue
+            for call in calls:
+                while nxt is not None and nxt.ts < call.ts:
+                    pending.append(nxt)
+                    nxt = next(snaps, None)
+                pending.append(call)
+            _release(cached, final=False)
+        while nxt is not None:
+            pending.append(nxt)
+            nxt = next(snaps, None)
+    finally:
+        snaps.close()
     _release(cached, final=False)
     return cached.detector.calls - before
 
