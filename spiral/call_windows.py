@@ -58,6 +58,13 @@ class Meaning(NamedTuple):
     shell_like: bool
     poll: str | None
     path: str | None
+    request: bool = False  # a shell command that is not a file viewer or search (same_error)
+    moves_head: bool = False  # a git command that moves HEAD or the index (spiral/detector.py)
+
+
+def is_request(tool: str, command: str | None) -> bool:
+    """A shell command that is not a file viewer or search: an HTTP status in its output is an error."""
+    return tool == model.BASH and not _VIEWER.match(unwrap(command or ""))
 
 
 class Run(NamedTuple):
@@ -136,11 +143,13 @@ class CallWindows:
         to `result_wait_alone_seconds`; once a later call has come, its result is presumably
         lost, and it waits only `result_wait_seconds`.
         """
-        queue = self._queue
+        queue, wait = self._queue, self._wait
         while queue:
             call = queue[0][0]
-            if self._wait is not None and not call.result_seen and now < self._deadline(call):
-                return
+            if wait is not None and not call.result_seen:
+                r = self.rules  # _deadline(call), inline: the hot path of a replay
+                if now < call.ts + (r.result_wait_alone_s if len(queue) == 1 else r.result_wait_s):
+                    return
             self._take(*queue.popleft())
 
     def _deadline(self, call: ToolCall) -> float:
@@ -193,7 +202,7 @@ class CallWindows:
         if m.shell_like:
             self.polls.push(self._poll(call, poll) if r.poll_progress else poll)
         if r.same_error:
-            self._error(call, real)
+            self._error(call, real, m.request)
         self.pushed += 1
 
     def _rerun(self, target: str, call: ToolCall, tree: int, suite: bool = False) -> tuple[str, int | None]:
@@ -262,7 +271,7 @@ class CallWindows:
         self._check_moved = not stale
         return poll if stale else None
 
-    def _error(self, call: ToolCall, real: int) -> None:
+    def _error(self, call: ToolCall, real: int, request: bool) -> None:
         if real < self.real_version:
             # a real file changed after this call (note_change restarted the count): it is not the same situation
             self.errors.push(None)
@@ -270,7 +279,6 @@ class CallWindows:
             return
         key = None
         if not call.denied:  # a refused or cancelled call never ran
-            request = call.tool == model.BASH and not _VIEWER.match(unwrap(call.command or ""))
             key = self._fp.error(call, request)
         self.errors.push(key)
         self.error_calls.append((key, call.command or call.path or call.tool))

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from spiral import model
-from spiral.call_windows import CallWindows, Meaning, Run
+from spiral.call_windows import CallWindows, Meaning, Run, is_request
 from spiral.model import Snapshot, ToolCall
 from spiral.observe import SHELL_LIKE, observe
 from spiral.paths import is_debris, scope_pattern
@@ -111,13 +111,15 @@ class Detector:
                 obs.tool in SHELL_LIKE,
                 obs.poll,
                 obs.file,
+                is_request(call.tool, call.command),
+                bool(call.command and call.tool == model.BASH and _MOVES_HEAD.search(call.command)),
             )
             if len(self._meaning) >= _MEANING_CACHE:
                 self._meaning.clear()
             self._meaning[ident] = meaning
         self.windows.add(call, meaning)
         self.calls += 1
-        if call.command and call.tool == model.BASH and _MOVES_HEAD.search(call.command):
+        if meaning.moves_head:
             self._head_moved = True  # files leaving `git status` next are committed or stashed, not reverted
         file = meaning.path
         if call.tool in model.WRITING_TOOLS and file and not file.startswith("/"):

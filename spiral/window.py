@@ -27,10 +27,11 @@ class SlidingCounter:
         return len(self._keys)
 
     def push(self, key: str | None) -> None:
-        keys, counts, hist = self._keys, self.counts, self._with_count
+        keys = self._keys
         if len(keys) == self.size:
             old = keys.popleft()
             if old is not None:
+                counts, hist = self.counts, self._with_count
                 n = counts[old]
                 hist[n] -= 1
                 if n == 1:
@@ -43,6 +44,7 @@ class SlidingCounter:
                 self.filled -= 1
         keys.append(key)
         if key is not None:
+            counts, hist = self.counts, self._with_count
             n = counts.get(key, 0)
             if n:
                 hist[n] -= 1

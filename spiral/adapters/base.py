@@ -12,7 +12,6 @@ or a loop. A line that is not understood is counted in `skipped`, never fatal.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 from spiral import model
@@ -100,7 +99,7 @@ class IdMemory:
         self._seq = 0  # ids put so far
         self._ids: dict[str, None] = {}
         self._calls: dict[str, tuple[int, ToolCall]] = {}  # key -> (its put number, the call)
-        self._recent: deque[str] = deque()  # keys of calls put within the last _RESOLVED ids
+        self._prune_at = _RESOLVED * 2
 
     def __getstate__(self) -> dict[str, Any]:
         alive = [(k, n, c) for k, (n, c) in self._calls.items() if self._alive(n, c)]
@@ -110,7 +109,7 @@ class IdMemory:
         self._size, self._seq = state["size"], state["seq"]
         self._ids = dict.fromkeys(state["ids"])
         self._calls = {k: (n, c) for k, n, c in state["calls"]}
-        self._recent = deque(k for k, n, _ in state["calls"] if n > self._seq - _RESOLVED)
+        self._prune_at = max(_RESOLVED * 2, len(self._calls) * 2)
 
     def _alive(self, n: int, call: ToolCall) -> bool:
         age = self._seq - n
@@ -130,26 +129,20 @@ class IdMemory:
         if call is not None:
             old = calls.get(key)
             calls[key] = (old[0] if old is not None else self._seq, call)  # a key put again keeps its place
-            self._recent.append(key)
+            if len(calls) > self._prune_at:  # entries `get` no longer answers with are dropped now and then
+                self._calls = calls = {k: e for k, e in calls.items() if self._alive(*e)}
+                self._prune_at = max(_RESOLVED * 2, len(calls) * 2)
         elif key in calls:
             del calls[key]
-        recent = self._recent
-        while len(recent) > _RESOLVED:  # out of the recent ids: a call whose result is in is done with
-            k = recent.popleft()
-            entry = calls.get(k)
-            if entry is not None and not self._alive(*entry):
-                del calls[k]
-        while calls:  # the oldest entries, past `size` ids
-            k = next(iter(calls))
-            if self._seq - calls[k][0] < self._size:
-                break
-            del calls[k]
 
     def get(self, key: str) -> ToolCall | None:
         entry = self._calls.get(key)
-        if entry is None or not self._alive(*entry):
+        if entry is None:
             return None
-        return entry[1]
+        age = self._seq - entry[0]
+        if age < _RESOLVED or (age < self._size and not entry[1].result_seen):
+            return entry[1]
+        return None
 
 
 class Adapter:
