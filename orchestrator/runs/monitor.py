@@ -210,6 +210,12 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
     return cached
 
 
+def catch_up_only(rd: RunDir, record: RunRecord, buckets: BucketsFile) -> None:
+    """Bring the run's cache up to date and write it, nothing more (runs/warmup.py's workers, under the lock)."""
+    _catch_up(rd, record, _settings(record, buckets))
+    KEPT.flush()
+
+
 def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserConfig) -> SpendTotals | None:
     """Tokens and dollars so far: the log, and what the agent's own session files gained since the last look."""
     run = cached.spend

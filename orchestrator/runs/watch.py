@@ -17,7 +17,7 @@ from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
-from orchestrator.runs import monitor
+from orchestrator.runs import monitor, warmup
 
 
 @contextmanager
@@ -46,7 +46,9 @@ def single_watcher() -> Iterator[None]:
 
 def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[monitor.RunView]:
     views = []
-    for run_dir in monitor.list_run_dirs():
+    run_dirs = monitor.list_run_dirs()
+    warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
+    for run_dir in run_dirs:
         try:
             views.append(monitor.refresh(run_dir, buckets, cfg, notifier=notifier))
         except Exception as exc:

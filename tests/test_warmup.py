@@ -1,0 +1,70 @@
+"""Cold caches rebuilt in worker processes before a pass (runs/warmup.py) give the same verdicts."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.buckets import BucketsFile
+from orchestrator.config import load
+from orchestrator.infra.proc import ProcRef
+from orchestrator.record import state_file
+from orchestrator.record.model import RunRecord
+from orchestrator.runs import evaluator, monitor, warmup
+from spiral.envelope import make_envelope
+from spiral.timestamps import format_ts
+
+
+def _live_run(root: Path, run_id: str, sleeper: subprocess.Popen[bytes], calls: int) -> Path:
+    run = root / "runs" / run_id
+    (run / "clone").mkdir(parents=True)
+    start = time.time() - 120
+    lines = [
+        make_envelope(format_ts(start + i * 0.01), {"tool": "Bash", "command": f"python tmp_check_{i % 3}.py", "id": i})
+        for i in range(calls)
+    ]
+    (run / "events.jsonl").write_bytes(b"".join(lines))
+    record = RunRecord(
+        run_id=run_id,
+        ticket_id="t",
+        bucket="medium",
+        agent="any",
+        format="generic",
+        state="running",
+        started_at=format_ts(start),
+        spawned_at=format_ts(start),
+        supervisor=ProcRef.of(sleeper.pid),
+    )
+    state_file.write(run, record)
+    return run
+
+
+def test_cold_runs_warmed_in_workers_give_the_verdicts_of_a_plain_pass(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        runs = [_live_run(home, f"r{i}", sleeper, 400 + 50 * i) for i in range(3)]
+        plain = tmp_path / "plain"
+        shutil.copytree(home, plain)
+        monkeypatch.setattr(warmup, "COLD_BYTES", 1)
+        assert warmup.cold(runs) == runs
+        assert warmup.warm(runs) == 3  # spawned workers, one per CPU
+        assert all((r / "detector.pickle").exists() for r in runs)
+        assert warmup.cold(runs) == []  # warm now: nothing left for workers
+        cfg = load()
+        monitor.KEPT = evaluator.Kept()
+        warmed = [monitor.refresh(r, BucketsFile(), cfg).to_dict() for r in runs]
+        monkeypatch.setenv("ORCHESTRATOR_HOME", str(plain))
+        monitor.KEPT = evaluator.Kept()
+        alone = [monitor.refresh(plain / "runs" / r.name, BucketsFile(), cfg).to_dict() for r in runs]
+        keys = ("state", "region", "signals", "suspicion", "evidence", "tripped_at_min")
+        assert [[w[k] for k in keys] for w in warmed] == [[a[k] for k in keys] for a in alone]
+        assert any(w["signals"] for w in warmed)  # the throwaway scripts were seen
+    finally:
+        sleeper.kill()
+        sleeper.wait()
