@@ -85,8 +85,9 @@ class MessageTally:
 
     def _add(self, entry: Entry, sign: int) -> None:
         row = self.rows.setdefault(tier_key(entry), [0, 0, 0, 0, 0])
-        for i in range(5):
-            row[i] += sign * entry[i + 1]
+        _, *counts = entry
+        for i, n in enumerate(counts):
+            row[i] += sign * n
 
     def seen(self, key: str) -> bool:
         return key in self.recent

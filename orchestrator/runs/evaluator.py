@@ -24,7 +24,7 @@ import os
 import pickle
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,7 +240,7 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     return cached.detector.calls - before
 
 
-def _snapshots(cached: Cached, files: CaseFiles) -> Iterator[Snapshot]:
+def _snapshots(cached: Cached, files: CaseFiles) -> Generator[Snapshot, None, None]:
     """The snapshots workspace.jsonl gained, read lazily (its offset moves as they are taken)."""
     for line, end in whole_lines(files.workspace, cached.workspace_offset):
         cached.workspace_offset = end
