@@ -79,3 +79,15 @@ def test_a_replay_reads_snapshots_lazily() -> None:
         BucketsFile().settings, bucket="big", start=t0, end=t0 + 30.0 * n, timeline=timeline(), snaps=snaps()
     )
     assert walk.detector.calls > 20 and len(taken) > 20
+
+
+def test_the_renderers_timestamps_are_format_ts_exactly() -> None:
+    import random
+
+    from orchestrator.corpus import native_log
+    from spiral.timestamps import format_ts
+
+    rng = random.Random(17)
+    moments = [1_779_267_600 + rng.random() * 86_400 * 400 for _ in range(20_000)]
+    moments += [1_779_267_659.9995, 1_779_267_659.99951, 1_779_267_600.0, 0.0, 1e-7, 59.9999996]
+    assert [native_log.format_ts(t) for t in moments] == [format_ts(t) for t in moments]

@@ -5,14 +5,22 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from spiral.timestamps import format_ts
-
 if TYPE_CHECKING:
     from orchestrator.corpus.timeline import Timeline
+
+
+def format_ts(epoch: float) -> str:
+    """spiral.timestamps.format_ts, character for character, without strftime (the renderer's hottest call)."""
+    dt = datetime.fromtimestamp(epoch, tz=UTC)
+    return (
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}."
+        f"{dt.microsecond // 1000:03d}Z"
+    )
 
 
 @dataclass

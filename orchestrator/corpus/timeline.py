@@ -29,11 +29,11 @@ from typing import Any
 
 import orjson
 
-from orchestrator.corpus.native_log import Renderer, _Op
+from orchestrator.corpus.native_log import Renderer, _Op, format_ts
 from orchestrator.record.case_file import write_case
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS
-from spiral.timestamps import format_ts, parse_ts
+from spiral.timestamps import parse_ts
 
 
 def blob_id(content: bytes) -> str:
@@ -229,17 +229,21 @@ class Timeline:
     def _status(self, fs: dict[str, bytes], blobs: dict[bytes, str]) -> tuple[str, dict[str, str]]:
         """The clone's porcelain and the blob ids of its changed files (`blobs` remembers ids by content)."""
         lines, hashes = [], {}
-        for path in sorted(set(fs) | set(self.tracked)):
-            if path in self.tracked and path not in fs:
+        tracked = self.tracked
+        for path in sorted(fs.keys() | tracked.keys()):
+            content = fs.get(path)
+            was = tracked.get(path)
+            if content is was:
+                continue  # untouched (the clone starts as the tracked contents themselves)
+            if content is None:
                 lines.append(f" D {path}")
                 continue
-            if path not in self.tracked:
+            if was is None:
                 lines.append(f"?? {path}")
-            elif fs[path] != self.tracked[path]:
+            elif content != was:
                 lines.append(f" M {path}")
             else:
                 continue
-            content = fs[path]
             blob = blobs.get(content)
             if blob is None:
                 blob = blobs[content] = blob_id(content)

@@ -87,7 +87,7 @@ def _snapshots(r: Rendered) -> Iterator[Snapshot]:
         if prev is None or prev[0] != porcelain:
             status = parse_porcelain(porcelain)
         prev = porcelain, hashes
-        at = parse_ts(format_ts(ts))
+        at = ts if ts.is_integer() else parse_ts(format_ts(ts))  # a whole second reads back as itself
         assert at is not None
         yield Snapshot(at, status, dict(hashes))
 
