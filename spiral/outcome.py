@@ -19,6 +19,7 @@ can be kept out of the spiral signals.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,7 +82,8 @@ class Outcome:
     episodes: list[ProviderEpisode] = field(default_factory=list)
     # Claude's tool_use ids: the last _IDS for de-duplication (a block repeated on another line of its
     # message comes on the next lines: measured 0 calls back), and how many distinct ids were seen
-    _call_ids: dict[str, None] = field(default_factory=dict, repr=False)
+    _call_ids: set[str] = field(default_factory=set, repr=False)
+    _call_order: deque[str] = field(default_factory=deque, repr=False)
     _claude_calls: int = field(default=0, repr=False)
     # ids of calls refused (the result line lists them again at the end): at most _DENIED are
     # remembered and counted; past that a run is long past the "every call denied" ending
@@ -169,10 +171,11 @@ class Outcome:
             if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 ids = self._call_ids
                 if block["id"] not in ids:
-                    ids[block["id"]] = None
+                    ids.add(block["id"])
+                    self._call_order.append(block["id"])
                     self._claude_calls += 1
                     if len(ids) > _IDS:
-                        del ids[next(iter(ids))]
+                        ids.discard(self._call_order.popleft())
         self.tool_calls = self._claude_calls
 
     def _claude_results(self, data: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ or a loop. A line that is not understood is counted in `skipped`, never fatal.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from spiral import model
@@ -97,17 +98,19 @@ class IdMemory:
     def __init__(self, size: int = _MEMORY) -> None:
         self._size = size
         self._seq = 0  # ids put so far
-        self._ids: dict[str, None] = {}
+        self._ids: set[str] = set()
+        self._order: deque[str] = deque()  # the same ids, oldest first
         self._calls: dict[str, tuple[int, ToolCall]] = {}  # key -> (its put number, the call)
         self._prune_at = _RESOLVED * 2
 
     def __getstate__(self) -> dict[str, Any]:
         alive = [(k, n, c) for k, (n, c) in self._calls.items() if self._alive(n, c)]
-        return {"size": self._size, "seq": self._seq, "ids": list(self._ids), "calls": alive}
+        return {"size": self._size, "seq": self._seq, "ids": list(self._order), "calls": alive}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._size, self._seq = state["size"], state["seq"]
-        self._ids = dict.fromkeys(state["ids"])
+        self._order = deque(state["ids"])
+        self._ids = set(self._order)
         self._calls = {k: (n, c) for k, n, c in state["calls"]}
         self._prune_at = max(_RESOLVED * 2, len(self._calls) * 2)
 
@@ -121,9 +124,10 @@ class IdMemory:
     def put(self, key: str, call: ToolCall | None) -> None:
         ids = self._ids
         if key not in ids:
-            ids[key] = None
+            ids.add(key)
+            self._order.append(key)
             if len(ids) > _IDS:
-                del ids[next(iter(ids))]
+                ids.discard(self._order.popleft())
         self._seq += 1
         calls = self._calls
         if call is not None:
