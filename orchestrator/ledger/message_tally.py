@@ -22,6 +22,7 @@ transcript has, is not counted: the CLI writes every message to its transcript.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -39,11 +40,8 @@ PROMPT_TIERS = (32_000, 100_000, 128_000, 199_999, 200_000, 256_000, 272_000, 51
 
 def tier_of(prompt_tokens: int) -> int:
     """The largest tier start the prompt is above (0: below every tier)."""
-    floor = 0
-    for start in PROMPT_TIERS:
-        if prompt_tokens > start:
-            floor = start
-    return floor
+    i = bisect_left(PROMPT_TIERS, prompt_tokens)  # the first start the prompt is not above
+    return PROMPT_TIERS[i - 1] if i else 0
 
 
 def tier_key(entry: Entry) -> tuple[str, int]:

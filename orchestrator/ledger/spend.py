@@ -88,20 +88,24 @@ class Spend:
 
 
 def _int(d: Any, key: str) -> int:
-    v = d.get(key) if type(d) is dict else None
-    return v if type(v) is int and v > 0 else 0  # parsed JSON: a bool is not an int here
+    return _pos(d.get(key)) if type(d) is dict else 0
 
 
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _pos(v: Any) -> int:
+    return v if type(v) is int and v > 0 else 0
+
+
 def anthropic_counts(u: dict[str, Any]) -> Counts:
     """Counts of an Anthropic `usage` object (snake_case, as the API and the transcript write it)."""
-    cw = _int(u, "cache_creation_input_tokens")
-    split = u.get("cache_creation")
-    one_hour = min(_int(split, "ephemeral_1h_input_tokens"), cw)
-    return (_int(u, "input_tokens"), _int(u, "output_tokens"), _int(u, "cache_read_input_tokens"), cw, one_hour)
+    get = u.get
+    cw = _pos(get("cache_creation_input_tokens"))
+    split = get("cache_creation")
+    one_hour = min(_int(split, "ephemeral_1h_input_tokens"), cw) if split is not None else 0
+    return (_pos(get("input_tokens")), _pos(get("output_tokens")), _pos(get("cache_read_input_tokens")), cw, one_hour)
 
 
 def openai_counts(u: dict[str, Any]) -> tuple[Counts, int]:
@@ -231,22 +235,27 @@ class SpendCounter:
             self._message(session_id, data.get("message"), from_transcript=True)
 
     def _message(self, sid: str, msg: Any, *, from_transcript: bool = False) -> None:
-        if not isinstance(msg, dict) or not isinstance(msg.get("usage"), dict):
+        if type(msg) is not dict:
             return
-        mid = msg.get("id")
-        if isinstance(mid, str):
-            line = (sid, from_transcript, mid, msg.get("model"), msg["usage"])
+        usage, mid, model = msg.get("usage"), msg.get("id"), msg.get("model")
+        if type(usage) is not dict:
+            return
+        if type(mid) is str:
+            line = (sid, from_transcript, mid, model, usage)
             if line == self._last:
                 return  # another block of the message just counted, with the same figures: nothing changes
             self._last = line
-        model = msg["model"] if isinstance(msg.get("model"), str) else (self.model or "unknown")
-        if model == "<synthetic>":
+        else:
+            mid = None
+        if type(model) is not str:
+            model = self.model or "unknown"
+        elif model == "<synthetic>":
             return  # the CLI's own stand-in for a failed request: nothing was billed
-        counts = anthropic_counts(msg["usage"])
+        counts = anthropic_counts(usage)
+        key = mid
         session = self.sessions.get(sid)
         if session is None:
             session = self.sessions[sid] = ClaudeSession()
-        key = mid if isinstance(mid, str) else None
         if from_transcript:
             session.transcript.put(key, model, counts)
             if key is not None:
