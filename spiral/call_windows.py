@@ -67,6 +67,10 @@ def is_request(tool: str, command: str | None) -> bool:
     return tool == model.BASH and not _VIEWER.match(unwrap(command or ""))
 
 
+# Run(...) without the Python-level __new__ of a NamedTuple (two per call on the replay hot path)
+_new_run = tuple.__new__
+
+
 class Run(NamedTuple):
     """One counted-or-not run of a target, kept for the evidence."""
 
@@ -194,8 +198,8 @@ class CallWindows:
             if kind in _NOT_COUNTED:
                 script = target = file = None
             before = since if since is not None else tree
-            self.sb_runs.append(Run(target, kind, call.agent, before, tree))
-            self.rep_runs.append(Run(script or file, kind, call.agent, before, tree))
+            self.sb_runs.append(_new_run(Run, (target, kind, call.agent, before, tree)))
+            self.rep_runs.append(_new_run(Run, (script or file, kind, call.agent, before, tree)))
         self.rep_scripts.push(script)
         self.rep_files.push(file)
         self.sb_targets.push(target)
@@ -208,10 +212,12 @@ class CallWindows:
     def _rerun(self, target: str, call: ToolCall, tree: int, suite: bool = False) -> tuple[str, int | None]:
         """A run compared with the last run of the same command (arguments and all) or, for a
         command not run lately, with the last run of the same target."""
-        same_cmd = self._recent_run("cmd:" + (call.command or target))
-        same_target = self._recent_run("target:" + target)
-        self._remember(self._runs, "cmd:" + (call.command or target), (call, tree, self.pushed), self._recent)
-        self._remember(self._runs, "target:" + target, (call, tree, self.pushed), self._recent)
+        cmd_key, target_key = "cmd:" + (call.command or target), "target:" + target
+        same_cmd = self._recent_run(cmd_key)
+        same_target = self._recent_run(target_key)
+        entry = (call, tree, self.pushed)
+        self._remember(self._runs, cmd_key, entry, self._recent)
+        self._remember(self._runs, target_key, entry, self._recent)
         if same_cmd is None:
             # for a whole-suite target (`pytest -k a`, `pytest -k b`: not one file) a different failure is new too
             if same_target is not None and _new_outcome(call, same_target[0], self._fp, failures_too=suite):
@@ -278,8 +284,8 @@ class CallWindows:
             self.error_calls.append((None, ""))
             return
         key = None
-        if not call.denied:  # a refused or cancelled call never ran
-            key = self._fp.error(call, request)
+        if not call.denied and (call.is_error or request):  # a refused or cancelled call never ran
+            key = self._fp.error(call, request)  # (None for a call that passed and is no request)
         self.errors.push(key)
         self.error_calls.append((key, call.command or call.path or call.tool))
 

@@ -104,8 +104,8 @@ class Outcome:
         if not isinstance(data, dict):
             return
         kind = data.get("type")
-        if not isinstance(kind, str):
-            return
+        if kind == "stream_event" or not isinstance(kind, str):
+            return  # stream_event: a token delta (--include-partial-messages), nothing for the outcome
         if kind == "system" and data.get("subtype") == "api_retry":
             self._retry(
                 ts,

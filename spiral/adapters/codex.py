@@ -54,6 +54,21 @@ class CodexAdapter(Adapter):
         self._calls = IdMemory()
         self._cwd: str | None = None
 
+    def feed(self, ts: float, data: Any) -> list[ToolCall]:
+        """Adapter.feed's guard, with the kinds of nearly every rollout line tested first."""
+        if type(data) is not dict:
+            self.skipped += 1
+            return []
+        kind = data.get("type")
+        if kind == "event_msg":  # token counts, reasoning, messages: known, no tool call
+            return []
+        if kind == "response_item":
+            return self._payload(ts, data.get("payload"))
+        if kind is None or type(kind) is str:
+            return self.dispatch(ts, kind, data)
+        self.skipped += 1
+        return []
+
     def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
         if kind is not None and kind.startswith("item."):
             return self._item(ts, kind, data.get("item"))
