@@ -1,8 +1,10 @@
-"""Peak RSS of a whole benchmarked process (speedbench/goals.py puts this folder on PYTHONPATH).
+"""Peak RSS of a whole benchmarked process tree (speedbench/goals.py puts this folder on PYTHONPATH).
 
-With $SPEEDBENCH_RSS_OUT set, the interpreter writes its own VmHWM (kB, from
-/proc/self/status) to that file at exit. VmHWM belongs to the process's own address
-space, unlike wait4's ru_maxrss, which Linux carries over from the parent at fork+exec.
+With $SPEEDBENCH_RSS_OUT set, each Python process writes its own VmHWM (kB, from
+/proc/self/status) at exit: the first one (the benchmarked command) to that file,
+any Python it starts (a spawned worker inherits the environment) to `<file>.<pid>`.
+VmHWM belongs to the process's own address space, unlike wait4's ru_maxrss, which
+Linux carries over from the parent at fork+exec.
 """
 
 import atexit
@@ -13,13 +15,16 @@ _OUT = os.environ.get("SPEEDBENCH_RSS_OUT")
 
 def _write_hwm() -> None:
     assert _OUT is not None
+    pid = os.getpid()
+    path = _OUT if os.environ.get("SPEEDBENCH_RSS_MAIN") == str(pid) else f"{_OUT}.{pid}"
     with open("/proc/self/status", encoding="ascii") as fh:
         for line in fh:
             if line.startswith("VmHWM:"):
-                with open(_OUT, "w", encoding="ascii") as out:
+                with open(path, "w", encoding="ascii") as out:
                     out.write(line.split()[1])
                 return
 
 
 if _OUT:
+    os.environ.setdefault("SPEEDBENCH_RSS_MAIN", str(os.getpid()))  # the first Python of the tree
     atexit.register(_write_hwm)
