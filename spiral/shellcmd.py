@@ -51,6 +51,10 @@ _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "|&", "(", ")", ";;", "\n"})
 _REDIRECTS = frozenset({">", ">>", "<", "<<", "<<<", ">&", "<&", "&>", "&>>", ">|"})
 _NEEDS_SHLEX = re.compile(r"['\"\\`]|\$\(")
 _PLAIN_TOKENS = re.compile(r"[;&|()<>]+|[^\s;&|()<>]+")
+# what shlex (posix, punctuation_chars, whitespace split) makes of a command whose only quoting is
+# balanced single quotes: punctuation runs, and words of unquoted runs and '...' segments (quotes dropped)
+_NEEDS_LEXER = re.compile(r"[\"\\`]|\$\(")
+_QUOTED_TOKENS = re.compile(r"[;&|()<>]+|(?:[^ \t\r\n;&|()<>']+|'[^']*')+")
 _KEYWORDS = frozenset({"do", "then", "else", "elif", "done", "fi", "while", "until", "if", "for", "{", "}", "!"})
 _REDIRECT_CHARS = frozenset("<>&|")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -215,7 +219,7 @@ def _split_words(text: str) -> list[str]:
 
 def _simple_commands(text: str) -> list[list[str]]:
     """Split a command line into simple commands, dropping redirections."""
-    if _NEEDS_SHLEX.search(text):
+    if _NEEDS_SHLEX.search(text) and (_NEEDS_LEXER.search(text) or text.count("'") % 2):
         lex = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
         lex.whitespace_split = True
         lex.commenters = ""
@@ -223,6 +227,8 @@ def _simple_commands(text: str) -> list[list[str]]:
             tokens = list(lex)
         except ValueError:
             tokens = text.split()
+    elif "'" in text:  # single quotes only, balanced: the same tokens as the lexer's, by a regex
+        tokens = [tok.replace("'", "") if "'" in tok else tok for tok in _QUOTED_TOKENS.findall(text)]
     else:  # no quoting at all: a regex gives the same tokens, much faster
         tokens = _PLAIN_TOKENS.findall(text)
     out: list[list[str]] = []
