@@ -23,10 +23,11 @@ from spiral.window import SlidingCounter
 _MEANING_CACHE = 20_000
 _BLOB_PATHS = 4096  # files whose earlier contents are remembered (revert detection)...
 _BLOBS = 16_384  # ...and contents in all: past either, a revert to a content not remembered is not seen
-# paths remembered as touched / written: past the cap a path not remembered counts as new (the count
-# and the stall clock move), so a run past 65,536 distinct files is not judged mutation-stalled
+# paths remembered as touched / written: past the cap a path not remembered counts as new (the stall
+# clock moves, the count stays at the cap), so a run past 65,536 distinct files is not judged mutation-stalled
 _PATHS = 65_536
 _OUTSIDE = 4096  # files of the current out-of-scope streak remembered (past it, one may count twice)
+_DEBRIS = 4096  # debris files written, remembered while no snapshot came (past it, the count stops: >= debris_min)
 _MOVES_HEAD = re.compile(
     r"\bgit\s+(?:-\S+\s+)*(?:commit|stash|reset|rebase|merge|pull|am|cherry-pick|revert|checkout\s+-b)\b"
 )
@@ -133,7 +134,7 @@ class Detector:
                     if len(self._written) < _PATHS:
                         self._written.add(file)
                     self._written_grew_at = max(self._written_grew_at, call.ts)
-            elif file not in self.tracked and len(self._debris_written) < _OUTSIDE:
+            elif file not in self.tracked and len(self._debris_written) < _DEBRIS:
                 self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:

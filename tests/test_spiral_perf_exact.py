@@ -1,0 +1,75 @@
+"""The replay's fast paths give exactly what the plain code gives (spiral/regexfast.py, spiral/shellcmd.py)."""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+
+import pytest
+
+from orchestrator.buckets import BucketsFile
+from spiral import shellcmd
+from spiral.regexfast import skipping
+
+RULES = BucketsFile().settings.rules
+assert RULES.masks and RULES.error_output and RULES.error_line and RULES.poll_done
+MASKS, ERROR_OUTPUT, ERROR_LINE = RULES.masks, RULES.error_output, RULES.error_line
+PATTERNS = [
+    MASKS,
+    ERROR_OUTPUT,
+    ERROR_LINE,
+    RULES.poll_done,
+    re.compile(r"(?:x|y)?z"),
+    re.compile(r"(a)\1|b"),
+    re.compile(r"[\d\-\]]+q|(?<=a)b"),
+    re.compile(r"(?:ab)+|\d{2,}|\s+x"),
+    re.compile(r"^x|y$", re.M),
+    re.compile("é+|ß|(?=[0-9]*[a-f])[0-9a-f]{3}"),
+    re.compile(r"a*"),  # can match empty: left as it is
+    re.compile(r"\bfoo|[^a]b"),  # a negated class: left as it is
+]
+ALPHABET = 'aAbcfxyzqé ß\n\t-]/_=*~0123456789:.HTTP/1.1 404 Not Found status"lLine pid tmp/foo ms s KB % E  '
+
+
+def _texts(seed: int, n: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 120))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS, ids=range(len(PATTERNS)))
+def test_a_skipping_pattern_finds_exactly_the_matches_of_the_pattern(pattern: re.Pattern[str]) -> None:
+    fast = skipping(pattern)
+    for text in _texts(1, 3000):
+        assert fast.sub("#", text) == pattern.sub("#", text), text
+        assert [m.span() for m in fast.finditer(text)] == [m.span() for m in pattern.finditer(text)], text
+
+
+def test_the_bucket_masks_are_rewritten_and_what_cannot_be_reasoned_about_is_not() -> None:
+    assert skipping(MASKS) is not MASKS and skipping(ERROR_OUTPUT) is not ERROR_OUTPUT
+    assert skipping(ERROR_LINE) is ERROR_LINE  # case-insensitive: left as it is
+    assert skipping(PATTERNS[-2]) is PATTERNS[-2] and skipping(PATTERNS[-1]) is PATTERNS[-1]
+
+
+def _lexer_tokens(text: str) -> list[str]:
+    lex = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
+    lex.whitespace_split = True
+    lex.commenters = ""
+    try:
+        return list(lex)
+    except ValueError:
+        return text.split()
+
+
+def test_single_quoted_commands_split_as_shlex_splits_them() -> None:
+    rng = random.Random(4)
+    alphabet = "ab1 '';&|()<>\t\r\n\x0b\xa0é#~=-./*?$2"
+    checked = 0
+    for _ in range(40000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 16)))
+        if "'" not in text or text.count("'") % 2:
+            continue
+        tokens = [t.replace("'", "") for t in shellcmd._QUOTED_TOKENS.findall(text)]
+        assert tokens == _lexer_tokens(text), repr(text)
+        checked += 1
+    assert checked > 3000
