@@ -91,3 +91,31 @@ def test_the_renderers_timestamps_are_format_ts_exactly() -> None:
     moments = [1_779_267_600 + rng.random() * 86_400 * 400 for _ in range(20_000)]
     moments += [1_779_267_659.9995, 1_779_267_659.99951, 1_779_267_600.0, 0.0, 1e-7, 59.9999996]
     assert [native_log.format_ts(t) for t in moments] == [format_ts(t) for t in moments]
+
+
+def test_replay_case_reads_the_workspace_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.corpus import recorded, replay
+    from spiral.detector import Detector
+    from tests.helpers import ROOT
+
+    taken = [0]
+    at_first_call: list[int] = []
+    real_read = recorded.read_snapshots
+
+    def counting(path: Path, counter: recorded.LineCounter) -> Iterator[Snapshot]:
+        for snap in real_read(path, counter):
+            taken[0] += 1
+            yield snap
+
+    class Recording(Detector):
+        def add_call(self, call: ToolCall) -> None:
+            if not at_first_call:
+                at_first_call.append(taken[0])
+            super().add_call(call)
+
+    monkeypatch.setattr(replay, "read_snapshots", counting)
+    monkeypatch.setattr(replay, "Detector", Recording)
+    result = replay.replay_case(ROOT / "corpus" / "spiral-001-fixture-shim", BucketsFile())
+    assert result.passed and result.spiral
+    assert at_first_call and at_first_call[0] <= 8  # the snapshots up to the first call's time, one ahead
+    assert taken[0] >= 170  # and the rest read after the walk (unreadable lines are counted over the whole file)
