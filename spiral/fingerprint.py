@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from spiral.model import ToolCall
-from spiral.regexfast import skipping
+from spiral.regexfast import required, skipping
 
 _MEMO = 4096
 _HEAD = 100  # characters of an output's start compared (model.cut keeps as many)
@@ -32,6 +32,7 @@ class Fingerprinter:
         self.masks = skipping(masks) if masks is not None else None
         self.error_line = skipping(error_line) if error_line is not None else None
         self.error_output = skipping(error_output) if error_output is not None else None
+        self._output_needs = required(error_output) if error_output is not None else None
         self._heads: dict[str, str] = {}  # output -> its masked head (memo)
         self._tails: dict[str, str] = {}  # output -> its masked tail (memo)
 
@@ -41,6 +42,7 @@ class Fingerprinter:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
+        self._output_needs = required(self.error_output) if self.error_output is not None else None
         self._heads, self._tails = {}, {}
 
     def masked(self, text: str) -> str:
@@ -103,6 +105,9 @@ class Fingerprinter:
             return None
         if not call.is_error:
             if not request:
+                return None
+            needs = self._output_needs  # an output holding none of the strings every match holds: no match
+            if needs is not None and not any(s in text for s in needs):
                 return None
             found = self.error_output.search(text) if self.error_output is not None else None
             return self._mask(found.group(0)) if found else None

@@ -97,3 +97,46 @@ def _class_item(op: Any, av: Any) -> str:
     if op is C.CATEGORY and av in _CATEGORIES:
         return _CATEGORIES[av]
     raise _Unsure  # a negated class, a locale category...
+
+
+def required(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Strings one of which every match of `pattern` contains (so a text holding none has no match),
+    or None when that cannot be worked out exactly or would not be a cheap test (a short string)."""
+    if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
+        return None
+    try:
+        found = _needs(_parser.parse(pattern.pattern, pattern.flags))
+    except (_Unsure, re.error, RecursionError):
+        return None
+    return tuple(found) if found and min(map(len, found)) >= 3 else None
+
+
+def _needs(seq: Any) -> list[str] | None:
+    """The best any-of set of strings that a match of this sequence must contain, if any."""
+    candidates: list[list[str]] = []
+    run = ""
+    for op, av in seq:
+        if op is C.LITERAL:
+            run += chr(av)
+            continue
+        if op is C.AT:
+            continue  # zero-width: the literals on either side are still next to each other
+        if run:
+            candidates.append([run])
+            run = ""
+        sub = None
+        if op is C.SUBPATTERN:
+            if av[1] or av[2]:
+                raise _Unsure  # local flags
+            sub = _needs(av[3])
+        elif op is C.BRANCH:
+            options = [_needs(branch) for branch in av[1]]
+            if all(options):
+                sub = [s for option in options for s in option]  # type: ignore[union-attr]
+        elif op in _REPEATS and av[0] >= 1:
+            sub = _needs(av[2])
+        if sub:
+            candidates.append(sub)
+    if run:
+        candidates.append([run])
+    return max(candidates, key=lambda c: (min(map(len, c)), -len(c))) if candidates else None

@@ -10,7 +10,7 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from spiral import shellcmd
-from spiral.regexfast import skipping
+from spiral.regexfast import required, skipping
 
 RULES = BucketsFile().settings.rules
 assert RULES.masks and RULES.error_output and RULES.error_line and RULES.poll_done
@@ -73,3 +73,42 @@ def test_single_quoted_commands_split_as_shlex_splits_them() -> None:
         assert tokens == _lexer_tokens(text), repr(text)
         checked += 1
     assert checked > 3000
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        ERROR_OUTPUT,
+        re.compile(r"(?:foo)+bar|x\d+yzw"),
+        re.compile(r"a(?=x)bcd|HTTP/\d"),
+        re.compile(r"\bstatus(Code)?:"),
+    ],
+    ids=range(4),
+)
+def test_every_match_holds_one_of_the_required_strings(pattern: re.Pattern[str]) -> None:
+    needs = required(pattern)
+    assert needs is not None
+    rng = random.Random(2)
+    pieces = [
+        *needs,
+        "foo",
+        "bar",
+        "x1yzw",
+        "HTTP/2",
+        "abcd",
+        "axbcd",
+        "status:",
+        "statusCode:",
+        '"status": 503',
+        " ",
+        "a",
+        "4",
+    ]
+    hits = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 6)))
+        if pattern.search(text) is not None:
+            hits += 1
+            assert any(s in text for s in needs), text
+    assert hits > 100
+    assert required(ERROR_LINE) is None and required(MASKS) is None  # case-insensitive; a branch with no literal
