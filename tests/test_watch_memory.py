@@ -105,20 +105,26 @@ def test_the_watcher_keeps_its_state_and_writes_it_at_most_every_persist_s(tmp_p
     assert kept.obtain(path) is None  # no file yet
     cached = _fresh(rd)
     evaluator.catch_up(cached, rd)
-    kept.put(path, cached, changed=True)
-    assert path.exists(), "the first write is at once (a one-pass `status` keeps its work)"
-    first = path.stat().st_mtime_ns
+    kept.put(path, cached, read=rd.events.stat().st_size)
+    assert path.exists(), "a first pass is written at once (a one-pass `status` keeps its work)"
     assert kept.obtain(path) is cached  # the file is as this process left it: the memory is used
 
     with rd.events.open("ab") as fh:
         fh.write(make_envelope(format_ts(T0 + 500), {"tool": "Read", "path": "a.py", "id": "r1"}))
     now[0] += 1.0
     evaluator.catch_up(cached, rd)
-    kept.put(path, cached, changed=True)
-    assert path.stat().st_mtime_ns == first, "written again before PERSIST_S"
+    kept.put(path, cached, read=100)
+    written = evaluator.load(path)
+    assert written is not None and written.events_offset < cached.events_offset, "written before PERSIST_S"
     assert kept.obtain(path) is cached
     now[0] += evaluator.PERSIST_S
-    kept.put(path, cached, changed=False)  # dirty since the last write: now due
+    kept.put(path, cached)  # dirty since the last write: now due
+    on_disk = evaluator.load(path)
+    assert on_disk is not None and on_disk.events_offset == cached.events_offset
+    with rd.events.open("ab") as fh:
+        fh.write(make_envelope(format_ts(T0 + 600), {"tool": "Read", "path": "b.py", "id": "r2"}))
+    evaluator.catch_up(cached, rd)
+    kept.put(path, cached, read=evaluator.PERSIST_BYTES)  # much read since: written at once
     on_disk = evaluator.load(path)
     assert on_disk is not None and on_disk.events_offset == cached.events_offset
 
@@ -137,11 +143,11 @@ def test_the_watcher_writes_what_is_unwritten_on_its_way_out(tmp_path: Path) -> 
     kept = evaluator.Kept(clock=lambda: now[0])
     cached = _fresh(rd)
     evaluator.catch_up(cached, rd)
-    kept.put(rd.detector_cache, cached, changed=True)
+    kept.put(rd.detector_cache, cached, read=1)
     with rd.events.open("ab") as fh:
         fh.write(make_envelope(format_ts(T0 + 500), {"tool": "Read", "path": "a.py", "id": "r1"}))
     evaluator.catch_up(cached, rd)
-    kept.put(rd.detector_cache, cached, changed=True)
+    kept.put(rd.detector_cache, cached, read=1)
     loaded = evaluator.load(rd.detector_cache)
     assert loaded is not None and loaded.events_offset < cached.events_offset
     kept.flush()

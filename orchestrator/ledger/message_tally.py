@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 Entry = tuple[str, int, int, int, int, int]
 
 WINDOW = 64  # ids remembered per source: a message's lines come one after another
-TAIL = 512  # stream messages the transcript may lag behind
+TAIL = 64  # stream messages the transcript may lag behind (it is written with the stream: a few)
 
 
 # prompt sizes where some price steps up (every tier start in genai-prices' database;

@@ -6,10 +6,11 @@ cache: when missing, unreadable or from another version, it is rebuilt from
 the run's files, which stay the source of truth.
 
 A long-lived process (the watcher) keeps each run's state in memory between
-ticks (`Kept`) and reads the file again only when another process rewrote it;
-it writes the file when the state changed, at most once per PERSIST_S per run,
-and on the way out. A one-pass process (`status`) writes at once. What a crash
-loses is only catch-up work: the next reader goes on from the last file.
+ticks (`Kept`) and reads the file again only when another process rewrote it.
+The file is written when the state changed and either PERSIST_S passed since
+this process last wrote or read it, or more than PERSIST_BYTES of log were read
+since (a first pass is written at once), and on the watcher's way out. What is
+not written is only catch-up work: the next reader redoes it from the last file.
 
 The detector sees the run on the *agent's* clock: time the agent spent
 waiting on its model API (a provider episode, spiral/outcome.py) is cut out,
@@ -44,6 +45,7 @@ CACHE_VERSION = 9  # 9: spend counted per message in bounded windows (ledger/mes
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
+PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
 
 
 @dataclass
@@ -100,8 +102,9 @@ def _stamp(path: Path) -> Stamp | None:
 class _Entry:
     cached: Cached
     stamp: Stamp | None  # the file as this process last read or wrote it
-    saved_at: float  # monotonic time of this process's last write (-inf: never)
+    saved_at: float  # when the file was last as this process's state (written or read; -inf: never)
     dirty: bool = False  # changed since the file was written
+    unwritten: int = 0  # bytes of log read since
 
 
 class Kept:
@@ -122,17 +125,18 @@ class Kept:
         if cached is None:
             self._runs.pop(path, None)
             return None
-        self._runs[path] = _Entry(cached, stamp, -float("inf"))
+        self._runs[path] = _Entry(cached, stamp, self.clock())
         return cached
 
-    def put(self, path: Path, cached: Cached, *, changed: bool) -> None:
-        """Note the state after a pass; write it when changed and its last write is PERSIST_S old."""
+    def put(self, path: Path, cached: Cached, *, read: int = 0, changed: bool = False) -> None:
+        """Note the state after a pass that read `read` bytes of log; write it when it is due."""
         now = self.clock()
         entry = self._runs.get(path)
         if entry is None or entry.cached is not cached:
             entry = self._runs[path] = _Entry(cached, _stamp(path), -float("inf"), dirty=True)
-        entry.dirty = entry.dirty or changed or entry.stamp is None
-        if entry.dirty and now - entry.saved_at >= PERSIST_S:
+        entry.unwritten += read
+        entry.dirty = entry.dirty or changed or read > 0 or entry.stamp is None
+        if entry.dirty and (now - entry.saved_at >= PERSIST_S or entry.unwritten >= PERSIST_BYTES):
             self._write(path, entry, now)
 
     def drop(self, path: Path, *, write: bool = True) -> None:
@@ -156,7 +160,7 @@ class Kept:
             save(path, entry.cached)
         except OSError:
             return  # a full disk or a vanished folder: the run's files stay the truth
-        entry.stamp, entry.saved_at, entry.dirty = _stamp(path), now, False
+        entry.stamp, entry.saved_at, entry.dirty, entry.unwritten = _stamp(path), now, False, 0
 
     def __contains__(self, path: Path) -> bool:
         return path in self._runs

@@ -206,7 +206,8 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
     except BaseException:
         KEPT.discard(path)  # half fed: the next pass starts again from the file
         raise
-    KEPT.put(path, cached, changed=before != (cached.events_offset, cached.workspace_offset))
+    read = cached.events_offset - before[0] + cached.workspace_offset - before[1]
+    KEPT.put(path, cached, read=read)
     return cached
 
 
