@@ -84,10 +84,11 @@ class Detector:
         self._outside_seen: set[str] = set()  # the files of the current streak
 
     def __getstate__(self) -> dict[str, object]:
-        """Pickled without its memos (what a path or a call means: recomputed as calls come),
+        """Pickled without its memos (what a path or a call means, the last window findings: recomputed),
         so the live watcher's per-tick state stays small however long the run."""
         state = self.__dict__.copy()
         state["_meaning"], state["_debris_memo"] = {}, {}
+        state["_cache_at"], state["_cached"] = -1, ()  # the window findings: worked out again on the next look
         return state
 
     # ---- input -----------------------------------------------------------

@@ -89,6 +89,15 @@ class Outcome:
     # remembered and counted; past that a run is long past the "every call denied" ending
     _denied_ids: set[str] = field(default_factory=set, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_call_ids"]  # the same ids as _call_order: rebuilt from it
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._call_ids = set(self._call_order)
+
     @property
     def provider(self) -> ProviderEpisode | None:
         """The provider episode going on now, if any."""
