@@ -29,7 +29,7 @@ from collections import deque
 from typing import Any, NamedTuple
 
 from spiral import model
-from spiral.fingerprint import Fingerprinter
+from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
 from spiral.settings import Settings
 from spiral.shellcmd import unwrap
@@ -112,7 +112,9 @@ class CallWindows:
         self._recent = max(s.sb_window, s.rep_window)  # a rerun compares with a run at most this many calls back
         self._done = r.poll_done
         self._polled: dict[str, tuple[ToolCall, int]] = {}  # poll / check command -> (its last run, call no.)
-        self._check_moved = False  # whether the latest check between sleeps returned something new
+        self._check_moved = False  # whether the latest check between sleeps returned something new...
+        # ...or, until a bare sleep asks, the latest check's result and its previous look's (judged then)
+        self._check: tuple[Facts, Facts | None] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without the runs and polls too old to be compared with (never looked at again)."""
@@ -260,13 +262,13 @@ class CallWindows:
     def _poll(self, call: ToolCall, poll: str | None) -> str | None:
         """The poll kind when this call counts as a stale poll, else None."""
         if poll == "sleep" and not (call.output_ends or "").strip():
-            return None if self._check_moved else poll  # a bare sleep: as stale as the check before it
+            return None if self._moved() else poll  # a bare sleep: as stale as the check before it
         key = (poll or "check") + ":" + (call.command or "")
         entry = self._polled.get(key)
         before = entry[0] if entry is not None and self.pushed - entry[1] <= _POLL_HORIZON else None
         self._remember(self._polled, key, (call, self.pushed), _POLL_HORIZON)
         if poll is None:  # a command checked between sleeps: did it return something new?
-            self._check_moved = before is None or not self._fp.same(call, before)
+            self._check = (facts_of(call), facts_of(before) if before is not None else None)
             return None
         if poll == "until" or not call.result_seen:
             return poll  # nothing to judge by: counted, as the contract counts it
@@ -274,8 +276,16 @@ class CallWindows:
         done = self._done is not None and "<status>running</status>" not in out and self._done.search(out) is not None
         # a first look at a running task is a poll too
         stale = not done and (before is None or self._fp.same(call, before))
-        self._check_moved = not stale
+        self._check_moved, self._check = not stale, None
         return poll if stale else None
+
+    def _moved(self) -> bool:
+        """Whether the latest check returned something new: compared only when a bare sleep asks (most
+        checks are followed by no sleep), on the results as they were when the check was taken."""
+        if self._check is not None:
+            now, before = self._check
+            self._check_moved, self._check = before is None or not self._fp.same(now, before), None
+        return self._check_moved
 
     def _error(self, call: ToolCall, real: int, request: bool) -> None:
         if real < self.real_version:

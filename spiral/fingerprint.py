@@ -11,6 +11,7 @@ memoised per output text (a loop repeats the same outputs).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from spiral.model import ToolCall
 from spiral.regexfast import required, skipping
@@ -19,6 +20,22 @@ _MEMO = 4096
 _HEAD = 100  # characters of an output's start compared (model.cut keeps as many)
 _TAIL = 120  # characters of its (masked) end compared
 _SPACE = re.compile(r"\s+")
+
+
+class Facts(NamedTuple):
+    """What `same` reads of a call: its result as it was at one moment (a later result changes the call)."""
+
+    result_seen: bool
+    is_error: bool
+    exit_code: int | None
+    output_ends: str | None
+
+
+def facts_of(call: ToolCall) -> Facts:
+    return _new_facts(Facts, (call.result_seen, call.is_error, call.exit_code, call.output_ends))
+
+
+_new_facts = tuple.__new__  # Facts(...) without the NamedTuple __new__ frame
 
 
 class Fingerprinter:
@@ -77,7 +94,7 @@ class Fingerprinter:
         out = self.masks.sub("#", text) if self.masks is not None else text
         return _SPACE.sub(" ", out).strip()
 
-    def same(self, a: ToolCall, b: ToolCall) -> bool:
+    def same(self, a: ToolCall | Facts, b: ToolCall | Facts) -> bool:
         """Whether two calls came back the same, volatile parts aside (both results known)."""
         if not (a.result_seen and b.result_seen) or a.is_error != b.is_error or a.exit_code != b.exit_code:
             return False

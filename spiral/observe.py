@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from spiral import model
 from spiral.model import ToolCall
@@ -13,8 +13,7 @@ from spiral.shellcmd import analyse
 SHELL_LIKE = frozenset({model.BASH, model.BASH_OUTPUT})
 
 
-@dataclass(frozen=True, slots=True)
-class Observed:
+class Observed(NamedTuple):  # a tuple: built once per distinct call, cheaply
     ts: float
     tool: str
     script: str | None  # Bash only: script or test file executed (workdir-relative when inside)
