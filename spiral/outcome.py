@@ -95,6 +95,8 @@ class Outcome:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if "_call_order" not in state:  # pickled by an older version: a cache to rebuild
+            raise TypeError("an Outcome pickled by another version")
         self.__dict__.update(state)
         self._call_ids = set(self._call_order)
 

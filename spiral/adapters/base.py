@@ -108,6 +108,8 @@ class IdMemory:
         return {"size": self._size, "seq": self._seq, "ids": list(self._order), "calls": alive}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if not isinstance(state, dict) or "seq" not in state:  # pickled by an older version: a cache to rebuild
+            raise TypeError("an IdMemory pickled by another version")
         self._size, self._seq = state["size"], state["seq"]
         self._order = deque(state["ids"])
         self._ids = set(self._order)
