@@ -1,14 +1,18 @@
 """Peak RSS of a whole benchmarked process tree (speedbench/goals.py puts this folder on PYTHONPATH).
 
 With $SPEEDBENCH_RSS_OUT set, each Python process writes its own VmHWM (kB, from
-/proc/self/status) at exit: the first one (the benchmarked command) to that file,
+/proc/self/status) when it ends: the first one (the benchmarked command) to that file,
 any Python it starts (a spawned worker inherits the environment) to `<file>.<pid>`.
-VmHWM belongs to the process's own address space, unlike wait4's ru_maxrss, which
-Linux carries over from the parent at fork+exec.
+A worker ended by SIGTERM (multiprocessing's Pool.terminate, on leaving `with Pool()`)
+writes it too, then dies of the signal as it would have. VmHWM belongs to the process's
+own address space, unlike wait4's ru_maxrss, which Linux carries over from the parent
+at fork+exec.
 """
 
 import atexit
 import os
+import signal
+from types import FrameType
 
 _OUT = os.environ.get("SPEEDBENCH_RSS_OUT")
 
@@ -25,6 +29,14 @@ def _write_hwm() -> None:
                 return
 
 
+def _on_term(signum: int, frame: FrameType | None) -> None:
+    _write_hwm()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 if _OUT:
     os.environ.setdefault("SPEEDBENCH_RSS_MAIN", str(os.getpid()))  # the first Python of the tree
     atexit.register(_write_hwm)
+    if os.environ["SPEEDBENCH_RSS_MAIN"] != str(os.getpid()) and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_term)
