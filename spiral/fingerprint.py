@@ -124,8 +124,12 @@ class Fingerprinter:
             if not request:
                 return None
             needs = self._output_needs  # an output holding none of the strings every match holds: no match
-            if needs is not None and not any(s in text for s in needs):
-                return None
+            if needs is not None:
+                for s in needs:
+                    if s in text:
+                        break
+                else:
+                    return None
             found = self.error_output.search(text) if self.error_output is not None else None
             return self._mask(found.group(0)) if found else None
         if self.error_line is not None:
