@@ -14,6 +14,7 @@ unchanged.
 
 from __future__ import annotations
 
+import functools
 import re
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
@@ -35,6 +36,7 @@ class _Unsure(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=256)  # every Detector rewrites the same few patterns: worked out once a process
 def skipping(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """`pattern`, or an equivalent one that skips the positions where no match can start."""
     if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
@@ -99,6 +101,7 @@ def _class_item(op: Any, av: Any) -> str:
     raise _Unsure  # a negated class, a locale category...
 
 
+@functools.lru_cache(maxsize=256)
 def required(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     """Strings one of which every match of `pattern` contains (so a text holding none has no match),
     or None when that cannot be worked out exactly or would not be a cheap test (a short string)."""
