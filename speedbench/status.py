@@ -59,9 +59,10 @@ from orchestrator.infra.errors import UserError
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord
-from orchestrator.runs import evaluator
+from orchestrator.runs import evaluator, monitor
 from orchestrator.runs.kill import kill_run
 from orchestrator.runs.watch import one_pass
+from spiral.model import ToolCall
 from spiral.timestamps import format_ts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,6 +157,7 @@ class Bench:
     empty_home: Path
     run_dirs: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    held: list[int] = field(default_factory=list)  # calls read but not yet absorbed, per run (tool_calls_seen)
 
     def problem(self, text: str) -> None:
         self.problems.append(text)
@@ -425,19 +427,26 @@ def grow_logs(run_dirs: list[Path], lines: int) -> float:
 def tool_calls_seen(bench: Bench) -> list[int]:
     """Tool calls each run's detector has absorbed, read after a refresh.
 
-    state.json's spiral.tool_calls is rewritten only when the verdict changes (and a long-lived
-    process keeps the detector in memory), so it lags. So: one `status --json` process (a one-pass
-    process writes every run's detector.pickle before it exits), then the count in each cache file.
+    state.json's spiral.tool_calls is rewritten only when the verdict changes, and detector.pickle
+    only every so often (a process keeps the detector in memory between passes), so both lag.
+    So: one in-process pass, whatever this process keeps in memory written out (monitor.KEPT, where
+    it exists), then the count in each cache file. Calls read but still held back (waiting for
+    their result, evaluator.HOLD_S) are in bench.held.
     """
-    status_cli(bench, "refresh before counting tool calls")
-    counts = []
+    one_pass(BucketsFile(), load())
+    kept = getattr(monitor, "KEPT", None)
+    if kept is not None:
+        kept.flush()
+    counts, bench.held = [], []
     for run_dir in bench.run_dirs:
         cached = evaluator.load(RunDir(run_dir).detector_cache)
         if cached is None:
             bench.problem(f"{run_dir.name}: no readable detector.pickle after a status refresh")
             counts.append(0)
-        else:
-            counts.append(cached.detector.calls)
+            continue
+        counts.append(cached.detector.calls)
+        pending = getattr(cached, "pending", [])
+        bench.held.append(sum(1 for item in pending if isinstance(item, ToolCall)))
     return counts
 
 
@@ -446,12 +455,14 @@ def drop_caches(run_dirs: list[Path]) -> None:
         (run_dir / "detector.pickle").unlink(missing_ok=True)
 
 
-def report_growth(lines: int, took: float, run_dirs: list[Path], calls: list[int]) -> None:
+def report_growth(lines: int, took: float, run_dirs: list[Path], calls: list[int], held: list[int]) -> None:
     sizes = [(d / "events.jsonl").stat().st_size for d in run_dirs]
     section(f"log growth: {lines} generated lines appended to each run's events.jsonl")
     row("append time (all runs)", secs(took))
     row("events.jsonl per run now", f"{med(sizes) / MB:.1f} MB (total {sum(sizes) / MB:.0f} MB)")
     row("tool calls the detector absorbed per run (min / max)", f"{min(calls)} / {max(calls)}")
+    if held:
+        row("  read but held back, waiting for a result (min / max)", f"{min(held)} / {max(held)}")
 
 
 def ratio(a: float, b: float) -> str:
@@ -694,7 +705,7 @@ def run(bench: Bench, args: argparse.Namespace, agent_seconds: float) -> None:
 
     took = grow_logs(bench.run_dirs, args.lines)
     big = measure_status(bench, "long logs", args.repeats)
-    report_growth(args.lines, took, bench.run_dirs, tool_calls_seen(bench))
+    report_growth(args.lines, took, bench.run_dirs, tool_calls_seen(bench), bench.held)
     report_status(
         f"status over {args.runs} live runs, logs grown by {args.lines} lines each",
         big,
