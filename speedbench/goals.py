@@ -381,6 +381,7 @@ class WatcherClock:
         self.real = time.monotonic
         self.offset = 0.0
         self.patched: list[tuple[object, str]] = []
+        self.kept_was: bool | None = None
 
     def now(self) -> float:
         return self.real() + self.offset
@@ -394,12 +395,19 @@ class WatcherClock:
             if value is self.real:
                 setattr(kept, name, self.now)
                 self.patched.append((kept, name))
+        self.kept_was = getattr(kept, "keep", None)
+        if self.kept_was is not None:
+            kept.keep = True  # as `watch` sets it: states stay in memory between ticks
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from orchestrator.runs import monitor
+
         time.monotonic = self.real
         for obj, name in self.patched:
             setattr(obj, name, self.real)
+        if self.kept_was is not None:
+            monitor.KEPT.keep = self.kept_was
 
     def tick(self, run: TickRun) -> None:
         run.vticks += 1

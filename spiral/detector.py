@@ -23,9 +23,11 @@ from spiral.window import SlidingCounter
 _MEANING_CACHE = 20_000
 _BLOB_PATHS = 4096  # files whose earlier contents are remembered (revert detection)...
 _BLOBS = 16_384  # ...and contents in all: past either, a revert to a content not remembered is not seen
-# paths remembered as touched / written: past the cap a path not remembered counts as new (the stall
-# clock moves, the count stays at the cap), so a run past 65,536 distinct files is not judged mutation-stalled
-_PATHS = 65_536
+# paths remembered as touched / written, the latest first touched kept: past the cap the earliest is
+# forgotten, and touching it again counts as new. A spiral touches no new paths, so it evicts nothing and
+# its stall is seen as before; only a run cycling through more distinct files than this looks like growth.
+# The cap bounds the watcher's per-tick state (a 1M-call run touching 38k files pickled 1.8 MB of paths).
+_PATHS = 4096
 _OUTSIDE = 4096  # files of the current out-of-scope streak remembered (past it, one may count twice)
 _DEBRIS = 4096  # debris files written, remembered while no snapshot came (past it, the count stops: >= debris_min)
 _MOVES_HEAD = re.compile(
@@ -63,9 +65,9 @@ class Detector:
         self._head_moved = False  # a git command that moves HEAD or the index ran since the last snapshot
         # the touched set comes from snapshots; writes seen in the log stand in
         # for it only in a recording that has no snapshots at all
-        self.touched: set[str] = set()
+        self.touched: dict[str, None] = {}  # an ordered set: the earliest first touched is forgotten first
         self.touched_grew_at = started_at
-        self._written: set[str] = set()
+        self._written: dict[str, None] = {}
         self._written_grew_at = started_at
         self.progress_at = started_at
         self._debris_in_clone: tuple[str, ...] = ()
@@ -132,15 +134,14 @@ class Detector:
                 return  # the writes seen stand in for the snapshots only in a recording that has none
             if not self._is_debris(file):
                 if file not in self._written:
-                    if len(self._written) < _PATHS:
-                        self._written.add(file)
+                    _remember(self._written, file)
                     self._written_grew_at = max(self._written_grew_at, call.ts)
             elif file not in self.tracked and len(self._debris_written) < _DEBRIS:
                 self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
         if not self.snapshots:  # from now on the snapshots say what was touched, not the writes seen
-            self._written, self._debris_written = set(), {}
+            self._written, self._debris_written = {}, {}
         self.snapshots += 1
         if snap.status == self._status and snap.hashes == self._hashes:
             return  # nothing moved since the last snapshot
@@ -151,15 +152,17 @@ class Detector:
                 self._changed(path, snap.ts)
                 blob = snap.hashes.get(path)
                 if blob is not None and self.rules.outcomes and blob != prev_hashes.get(path):
-                    seen = self._blobs.setdefault(path, set())
-                    if blob in seen:
+                    seen = self._blobs.get(path)
+                    if seen is not None and blob in seen:
                         self.windows.note_revert(path)  # back at a content it had before
-                    elif len(seen) < 64 and len(self._blobs) < _BLOB_PATHS and self._blob_count < _BLOBS:
-                        seen.add(blob)
-                        self._blob_count += 1
+                    elif self._blob_count < _BLOBS and (seen is not None or len(self._blobs) < _BLOB_PATHS):
+                        if seen is None:
+                            seen = self._blobs[path] = set()
+                        if len(seen) < 64:
+                            seen.add(blob)
+                            self._blob_count += 1
             if path not in self.touched and not self._is_debris(path):
-                if len(self.touched) < _PATHS:
-                    self.touched.add(path)
+                _remember(self.touched, path)
                 grew = True
         head_moved, self._head_moved = self._head_moved, False
         for path in [p for p in prev_status if p not in snap.status]:  # in order: the verdict must not hang on hashing
@@ -330,3 +333,10 @@ def _explained(finding: Finding, runs: Iterable[Run], w: CallWindows) -> Finding
     """The finding with the outcomes behind its count appended to its evidence."""
     why = reruns.explain(runs, finding.target, w.changes) if finding.target is not None else ""
     return replace(finding, evidence=finding.evidence + why) if why else finding
+
+
+def _remember(paths: dict[str, None], path: str) -> None:
+    """Add `path` to an ordered set capped at _PATHS, forgetting the earliest added."""
+    if len(paths) >= _PATHS:
+        del paths[next(iter(paths))]
+    paths[path] = None

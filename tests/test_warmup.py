@@ -68,3 +68,23 @@ def test_cold_runs_warmed_in_workers_give_the_verdicts_of_a_plain_pass(
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_one_pass_process_holds_one_runs_state_at_a_time_and_the_watcher_keeps_them(home: Path) -> None:
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        runs = [_live_run(home, f"k{i}", sleeper, 200) for i in range(3)]
+        cfg = load()
+        monitor.KEPT = evaluator.Kept()  # as `status` has it
+        for r in runs:
+            monitor.refresh(r, BucketsFile(), cfg)
+            assert monitor.KEPT.paths() == []
+        assert all((r / "detector.pickle").exists() for r in runs)  # first passes are written at once
+        monitor.KEPT = evaluator.Kept(keep=True)  # as `watch` sets it
+        for r in runs:
+            monitor.refresh(r, BucketsFile(), cfg)
+        assert sorted(monitor.KEPT.paths()) == sorted(r / "detector.pickle" for r in runs)
+    finally:
+        monitor.KEPT = evaluator.Kept()
+        sleeper.kill()
+        sleeper.wait()

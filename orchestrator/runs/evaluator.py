@@ -113,9 +113,12 @@ class _Entry:
 class Kept:
     """Each run's cached state, kept in this process between passes (the watcher's memory)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, *, keep: bool = False) -> None:
         self._runs: dict[Path, _Entry] = {}
         self.clock = clock  # a bench replaces it to play the watcher's real cadence
+        # whether states stay in memory between passes (the watcher); a one-pass process forgets each
+        # run's state after its pass, so it holds one run's at a time
+        self.keep = keep
 
     def obtain(self, path: Path) -> Cached | None:
         """The state of the run whose cache file is `path`: the one in memory while the file is

@@ -134,6 +134,8 @@ def refresh(
             KEPT.drop(rd.detector_cache)  # an ended run is not looked at again
         if view.events:
             state_file.write(rd, record)
+        if not KEPT.keep:
+            KEPT.discard(rd.detector_cache)  # one pass only: what is unwritten is a small catch-up, redone
     if decision is not None:
         view.record = _stop(rd, decision, view)
     due = delivery.due(view.record, notifier) if notifier is not None else []
@@ -214,7 +216,7 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
 def catch_up_only(rd: RunDir, record: RunRecord, buckets: BucketsFile) -> None:
     """Bring the run's cache up to date and write it, nothing more (runs/warmup.py's workers, under the lock)."""
     _catch_up(rd, record, _settings(record, buckets))
-    KEPT.flush()
+    KEPT.drop(rd.detector_cache)
 
 
 def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserConfig) -> SpendTotals | None:

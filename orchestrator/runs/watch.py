@@ -69,6 +69,7 @@ def watch(
 ) -> None:
     """Pass over every run each tick; with `idle_exit_s`, stop once no run has been active that long."""
     with single_watcher():
+        monitor.KEPT.keep = True  # a long-lived process: each run's state stays in memory between ticks
         try:
             last_active = time.monotonic()
             while True:
