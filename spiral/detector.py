@@ -21,8 +21,10 @@ from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
 from spiral.window import SlidingCounter
 
 _MEANING_CACHE = 20_000
-_BLOB_PATHS = 4096  # files whose earlier contents are remembered (revert detection)...
-_BLOBS = 16_384  # ...and contents in all: past either, a revert to a content not remembered is not seen
+# revert detection remembers the earlier contents of the files changed last (editing in circles keeps
+# its few files among them), the latest of each: a revert to a content forgotten is not seen
+_BLOB_PATHS = 128
+_BLOBS_PER_PATH = 16
 # paths remembered as touched / written, the latest first touched kept: past the cap the earliest is
 # forgotten, and touching it again counts as new. A spiral touches no new paths, so it evicts nothing and
 # its stall is seen as before; only a run cycling through more distinct files than this looks like growth.
@@ -60,8 +62,7 @@ class Detector:
         # workspace memory
         self._status: dict[str, str] = {}
         self._hashes: dict[str, str] = {}
-        self._blobs: dict[str, set[str]] = {}  # path -> the contents (blob ids) it has had
-        self._blob_count = 0
+        self._blobs: dict[str, dict[str, None]] = {}  # path -> the contents (blob ids) it has had, in order
         self._head_moved = False  # a git command that moves HEAD or the index ran since the last snapshot
         # the touched set comes from snapshots; writes seen in the log stand in
         # for it only in a recording that has no snapshots at all
@@ -152,15 +153,7 @@ class Detector:
                 self._changed(path, snap.ts)
                 blob = snap.hashes.get(path)
                 if blob is not None and self.rules.outcomes and blob != prev_hashes.get(path):
-                    seen = self._blobs.get(path)
-                    if seen is not None and blob in seen:
-                        self.windows.note_revert(path)  # back at a content it had before
-                    elif self._blob_count < _BLOBS and (seen is not None or len(self._blobs) < _BLOB_PATHS):
-                        if seen is None:
-                            seen = self._blobs[path] = set()
-                        if len(seen) < 64:
-                            seen.add(blob)
-                            self._blob_count += 1
+                    self._note_blob(path, blob)
             if path not in self.touched and not self._is_debris(path):
                 _remember(self.touched, path)
                 grew = True
@@ -183,6 +176,21 @@ class Detector:
             if len(self._debris_memo) < 100_000:
                 self._debris_memo[path] = known
         return known
+
+    def _note_blob(self, path: str, blob: str) -> None:
+        """A new content of `path`: a revert when it had it before (among the contents remembered)."""
+        seen = self._blobs.pop(path, None)  # put back last: the latest changed file
+        if seen is None:
+            seen = {}
+        if blob in seen:
+            self.windows.note_revert(path)  # back at a content it had before
+        else:
+            seen[blob] = None
+            if len(seen) > _BLOBS_PER_PATH:
+                del seen[next(iter(seen))]
+        self._blobs[path] = seen
+        if len(self._blobs) > _BLOB_PATHS:
+            del self._blobs[next(iter(self._blobs))]
 
     def _changed(self, path: str, ts: float) -> None:
         real = not self._is_debris(path)
