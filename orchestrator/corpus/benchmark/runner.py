@@ -21,7 +21,7 @@ from orchestrator.corpus.benchmark.scenario import Scenario
 from orchestrator.corpus.replay import TickWalk, Watch, resume, walk_recording
 from orchestrator.infra.errors import UserError
 from spiral import settings as settings_mod
-from spiral.paths import scope_pattern
+from spiral.observe import SHELL_LIKE, observe
 from spiral.settings import Settings, merge
 
 OURS = "spiral detector (ours)"
@@ -131,22 +131,28 @@ def _variants_of(s: Scenario, raw: dict[str, Any], walk: TickWalk) -> dict[str, 
     every = _settings(raw, s.overrides)
     views, alone = _views(every)
     found = {OURS: _found(walk)}
+    inert = _inert_rules(s, set(walk.fired), every[0][1])  # before `resume` walks on past our page
+    found[OURS] = (found[OURS][0], set(found[OURS][1]))
     found.update((label, _found(w)) for (label, _), w in zip(views, resume(walk, [v for _, v in views]), strict=True))
-    inert = _inert_rules(s)
     found.update((label, found[OURS] if label in inert else _found(_walk(s, settings))) for label, settings in alone)
     signal = s.meta["signal"]
     return {label: (found[label][0], signal in found[label][1] if signal else None) for label, _ in every}
 
 
-def _inert_rules(s: Scenario) -> set[str]:
-    """The "ours without rule X" variants that are ours on this scenario, so need no walk of their own
-    (spiral/detector.py: the subagents rule acts only on calls a subagent made, the drift rule only with
-    a ticket's scope). tests/test_bench_speed.py walks every variant alone and compares."""
-    out = set()
-    if not any(c.agent is not None for c in scenario.calls(s)):
+def _inert_rules(s: Scenario, fired: set[str], settings: Settings) -> set[str]:
+    """The "ours without rule X" variants that are ours on this scenario, so need no walk of their own.
+
+    From spiral/detector.py and call_windows.py: the subagents rule acts only on calls a subagent made;
+    poll_progress only on calls that are polls; same_error and drift only add their own finding (their
+    ablation differs from ours only once that finding fired, which `fired`, our walk's signals up to
+    its page, tells). tests/test_bench_speed.py walks every variant alone and compares.
+    """
+    calls = list(scenario.calls(s))
+    out = {f"ours without rule {name}" for name in ("same_error", "drift") if name not in fired}
+    if not any(c.agent is not None for c in calls):
         out.add("ours without rule subagents")
-    if scope_pattern(tuple(s.scope)) is None:
-        out.add("ours without rule drift")
+    if not any(c.tool in SHELL_LIKE and observe(c, s.workdir, settings.poll_max_sleep_s).poll for c in calls):
+        out.add("ours without rule poll_progress")
     return out
 
 
