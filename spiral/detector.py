@@ -26,9 +26,11 @@ _MEANING_CACHE = 20_000
 _BLOB_PATHS = 128
 _BLOBS_PER_PATH = 16
 # paths remembered as touched / written, the latest first touched kept: past the cap the earliest is
-# forgotten, and touching it again counts as new. A spiral touches no new paths, so it evicts nothing and
-# its stall is seen as before; only a run cycling through more distinct files than this looks like growth.
-# The cap bounds the watcher's per-tick state (a 1M-call run touching 38k files pickled 1.8 MB of paths).
+# forgotten. A path dirty in the last snapshot is never new (so a clone with more dirty files than the cap,
+# an untracked venv say, does not look like growth every snapshot); one forgotten, gone from the status and
+# touched again counts as new. A spiral touches no new paths, so its stall is seen as before. The cap bounds
+# the watcher's per-tick state (a 1M-call run touching 38k files pickled 1.8 MB of paths); the evidence's
+# "N touched" stops at it.
 _PATHS = 4096
 _OUTSIDE = 4096  # files of the current out-of-scope streak remembered (past it, one may count twice)
 _DEBRIS = 4096  # debris files written, remembered while no snapshot came (past it, the count stops: >= debris_min)
@@ -154,7 +156,8 @@ class Detector:
                 blob = snap.hashes.get(path)
                 if blob is not None and self.rules.outcomes and blob != prev_hashes.get(path):
                     self._note_blob(path, blob)
-            if path not in self.touched and not self._is_debris(path):
+            # still dirty since the last snapshot: not new, even when the cap forgot it
+            if path not in self.touched and path not in prev_status and not self._is_debris(path):
                 _remember(self.touched, path)
                 grew = True
         head_moved, self._head_moved = self._head_moved, False

@@ -102,6 +102,9 @@ def test_watcher_killed_and_restarted_pages_once(tmp_path: Path, repo: Path, hom
     first = start_watcher()
     try:
         wait(lambda: spiral_pages(receiver, run_id) == 1, timeout=20, what="the page")
+        # killed once the page is recorded: a sender killed between the receiver's 200 and that record
+        # sends again, by design (notify/delivery.py: at-least-once in that window, one idempotency key)
+        wait(lambda: bool(state(home, run_id)["notices"]["spiral"].get("delivered")), timeout=20, what="the record")
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)

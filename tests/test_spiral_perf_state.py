@@ -171,3 +171,16 @@ def test_the_pickled_state_stays_bounded_however_many_calls() -> None:
         sizes[n] = len(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     assert sizes[15000] < 1.3 * sizes[1500], sizes
     assert sizes[15000] < 300_000, sizes
+
+
+def test_a_clone_dirtier_than_the_touched_cap_still_shows_a_stall() -> None:
+    """More dirty files than the cap (an untracked venv, an uncommitted codemod), then one file edited in
+    circles: a file dirty since the last snapshot is not new, so the stall is seen."""
+    from spiral import detector as detector_mod
+
+    det = Detector(SETTINGS, bucket="medium", started_at=START, workdir=WORKDIR)
+    dirty = {f"src/f{i:05d}.py": " M" for i in range(detector_mod._PATHS + 900)}
+    for k in range(200):
+        det.add_snapshot(Snapshot(START + 60 * k, dict(dirty), {"src/f00000.py": f"blob{k % 2}"}))
+    assert det.touched_grew_at == START  # only the first snapshot grew the touched set
+    assert "mutation_stall" in det.evaluate(START + 60 * 200).signals

@@ -12,6 +12,9 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import orjson
+import pytest
+
 from orchestrator.buckets import BucketsFile
 from orchestrator.ledger import message_tally
 from orchestrator.ledger.spend import SpendCounter
@@ -176,3 +179,63 @@ def test_a_first_pass_in_one_go_equals_one_tick_by_tick(tmp_path: Path) -> None:
     assert stepped.detector.calls == whole.detector.calls == 300
     at = T0 + 3000
     assert stepped.detector.evaluate(at) == whole.detector.evaluate(at)
+
+
+def test_a_rewritten_transcript_read_again_counts_nothing_twice(tmp_path: Path) -> None:
+    from orchestrator.ledger.agent_records import RunSpend, claude_project_name
+
+    config, cwd = tmp_path / "cfg", "/r"
+    folder = config / "projects" / claude_project_name(cwd)
+    folder.mkdir(parents=True)
+    path = folder / f"{SID}.jsonl"
+    run = RunSpend.of("claude-stream-json")
+    run.feed({"type": "system", "subtype": "init", "session_id": SID, "cwd": cwd})
+    lines = [orjson.dumps(_assistant(i, 40) | {"sessionId": SID}) + b"\n" for i in range(200)]
+    path.write_bytes(b"".join(lines))
+    homes = {"CLAUDE_CONFIG_DIR": str(config)}
+    run.read_agent_files(homes)
+    once = _tokens(run.counter)
+    assert once == _expected(200, 40)
+    path.write_bytes(b"".join(lines[:150]))  # rewritten shorter: read again from its start
+    run.read_agent_files(homes)
+    assert _tokens(run.counter) == once  # nothing counted twice, nothing billed lost
+    path.write_bytes(b"".join(lines) + orjson.dumps(_assistant(200, 40) | {"sessionId": SID}) + b"\n")
+    run.read_agent_files(homes)
+    assert _tokens(run.counter) == _expected(201, 40)
+
+
+def test_a_snapshot_written_while_the_events_are_read_waits_for_the_next_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `git commit` call and the clean snapshot after it, both landing mid-pass: the call must reach
+    the detector first, or the committed file leaving the status reads as a revert."""
+    rd = RunDir(tmp_path / "runs" / "r1")
+    rd.path.mkdir(parents=True)
+    rd.events.write_bytes(make_envelope(format_ts(T0 + 10), {"tool": "Bash", "command": "echo hi", "id": "c1"}))
+
+    def snap(ts: float, porcelain: str) -> bytes:
+        return orjson.dumps({"ts": format_ts(ts), "porcelain": porcelain, "hashes": {}}) + b"\n"
+
+    rd.workspace.write_bytes(snap(T0 + 5, " M src/a.py\n") + snap(T0 + 15, " M src/a.py\n"))
+    cached = _fresh(rd)
+    order: list[tuple[str, float]] = []
+    det = cached.detector
+    add_call, add_snapshot = det.add_call, det.add_snapshot
+    monkeypatch.setattr(det, "add_call", lambda c: (order.append(("call", c.ts - T0)), add_call(c))[1])
+    monkeypatch.setattr(det, "add_snapshot", lambda s: (order.append(("snap", s.ts - T0)), add_snapshot(s))[1])
+    real, landed = evaluator.whole_lines, []
+
+    def lines_then_more(path: Path, offset: int) -> Any:
+        yield from real(path, offset)
+        if path == rd.events and not landed:  # at the events' end, once: a commit, then the clean tree
+            landed.append(True)
+            with rd.events.open("ab") as fh:
+                fh.write(make_envelope(format_ts(T0 + 40), {"tool": "Bash", "command": "git commit -am x"}))
+            with rd.workspace.open("ab") as fh:
+                fh.write(snap(T0 + 45, ""))
+
+    monkeypatch.setattr(evaluator, "whole_lines", lines_then_more)
+    evaluator.catch_up(cached, rd)
+    evaluator.catch_up(cached, rd)
+    evaluator.flush(cached)
+    assert order == [("snap", 5.0), ("call", 10.0), ("snap", 15.0), ("call", 40.0), ("snap", 45.0)]

@@ -154,7 +154,13 @@ class RunSpend:
                 if main is None:
                     continue
                 self.found[sid] = [str(main)]
-                for path in [main, *claude_subagents(main)]:
+                paths = [main, *claude_subagents(main)]
+                if any(self._shrunk(p) for p in paths):
+                    # rewritten: read again from the start and counted anew, not on top (message_tally.py)
+                    session.transcript.restart()
+                    for p in paths:
+                        self.offsets[str(p)] = 0
+                for path in paths:
                     for obj in self._read(path):
                         c.feed_transcript(sid, obj)
         if c.fmt == "codex-json" and homes.get("CODEX_HOME"):
@@ -165,6 +171,12 @@ class RunSpend:
                     for obj in self._read(path):
                         c.feed_rollout(tid, obj)
         return self.offsets != before
+
+    def _shrunk(self, path: Path) -> bool:
+        try:
+            return path.stat().st_size < self.offsets.get(str(path), 0)
+        except OSError:
+            return False
 
     def _known(self, key: str) -> Path | None:
         paths = self.found.get(key)

@@ -62,6 +62,9 @@ class MessageTally:
     rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)
     recent: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
     n: int = 0  # messages counted
+    # the sums before the source was rewritten and read again from its start (`restart`): what it
+    # counts now is at least that, each figure (billed messages stay billed, none counts twice)
+    floor: dict[tuple[str, int], list[int]] = field(default_factory=dict)
 
     def put(self, key: str | None, model: str, counts: tuple[int, ...]) -> None:
         """One line's figures for message `key` (None: a line without an id, a message of its own)."""
@@ -89,6 +92,19 @@ class MessageTally:
 
     def seen(self, key: str) -> bool:
         return key in self.recent
+
+    def totals(self) -> dict[tuple[str, int], list[int]]:
+        """The sums by (model, tier), none below what was counted before a restart."""
+        if not self.floor:
+            return self.rows
+        out = {k: list(v) for k, v in self.floor.items()}
+        for k, row in self.rows.items():
+            out[k] = [max(a, b) for a, b in zip(out.get(k, [0] * 5), row, strict=True)]
+        return out
+
+    def restart(self) -> None:
+        """The source is read again from its start (it was rewritten): count it anew above what it had."""
+        self.floor, self.rows, self.recent = self.totals(), {}, OrderedDict()
 
 
 @dataclass

@@ -348,7 +348,7 @@ def _message_rows(s: ClaudeSession) -> list[tuple[str, int, list[int]]]:
     the stream's alone when no transcript was read."""
     if not s.transcript.n:
         return [(model, tier, row) for (model, tier), row in s.stream.rows.items()]
-    out = [(model, tier, row) for (model, tier), row in s.transcript.rows.items()]
+    out = [(model, tier, row) for (model, tier), row in s.transcript.totals().items()]
     for key, entry in s.tail.entries.items():
         if not s.transcript.seen(key):
             model, tier = tier_key(entry)

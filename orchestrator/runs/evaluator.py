@@ -81,7 +81,7 @@ def load(path: Path) -> Cached | None:
     try:
         with path.open("rb") as fh:
             obj = pickle.load(fh)
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+    except Exception:  # unreadable in any way (torn, damaged, another version's shape): rebuilt from the files
         return None
     return obj if isinstance(obj, Cached) and obj.version == CACHE_VERSION else None
 
@@ -149,7 +149,7 @@ class Kept:
     def drop(self, path: Path, *, write: bool = True) -> None:
         """Forget a run (it ended, or went away), writing what is unwritten first."""
         entry = self._runs.pop(path, None)
-        if write and entry is not None and entry.dirty:
+        if write and entry is not None and entry.dirty and _stamp(path) == entry.stamp:
             self._write(path, entry, self.clock())
 
     def discard(self, path: Path) -> None:
@@ -157,9 +157,10 @@ class Kept:
         self._runs.pop(path, None)
 
     def flush(self) -> None:
-        """Write every state changed since its last write (the process is about to exit)."""
+        """Write every state changed since its last write (the process is about to exit); not over a
+        file another process wrote since (its state is as far or further: this one's work is not needed)."""
         for path, entry in list(self._runs.items()):
-            if entry.dirty:
+            if entry.dirty and _stamp(path) == entry.stamp:
                 self._write(path, entry, self.clock())
 
     def _write(self, path: Path, entry: _Entry, now: float) -> None:
@@ -213,7 +214,13 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     what is still undecided, never the whole log.
     """
     before = cached.detector.calls
-    snaps = _snapshots(cached, files)
+    # snapshots only up to where workspace.jsonl ended before the events are read: one written while
+    # they are read waits for the next pass, so it never goes ahead of a call logged before it
+    try:
+        ws_end = files.workspace.stat().st_size
+    except OSError:
+        ws_end = 0
+    snaps = _snapshots(cached, files, ws_end)
     nxt = next(snaps, None)
     pending = cached.pending
     spend = cached.spend.feed if cached.spend is not None else None
@@ -251,9 +258,11 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     return cached.detector.calls - before
 
 
-def _snapshots(cached: Cached, files: CaseFiles) -> Generator[Snapshot, None, None]:
-    """The snapshots workspace.jsonl gained, read lazily (its offset moves as they are taken)."""
+def _snapshots(cached: Cached, files: CaseFiles, until: int) -> Generator[Snapshot, None, None]:
+    """The snapshots workspace.jsonl gained up to byte `until`, read lazily (its offset moves as they are taken)."""
     for line, end in whole_lines(files.workspace, cached.workspace_offset):
+        if end > until:
+            return
         cached.workspace_offset = end
         if not line.strip():
             continue

@@ -224,12 +224,13 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
     run = cached.spend
     if run is None:
         return None
-    looked_up = len(run.memo)
+    looked_up, offsets = len(run.memo), sum(run.offsets.values())
     read = run.read_agent_files(record.agent_homes)
     sp = run.spend
     cost, unpriced = prices.cost(sp, cfg.prices, run.memo)
     if record.active and (read or len(run.memo) != looked_up):
-        KEPT.put(rd.detector_cache, cached, changed=True)  # the next look starts where this one ended
+        # the next look starts where this one ended (a transcript read from its start is worth a write)
+        KEPT.put(rd.detector_cache, cached, read=max(0, sum(run.offsets.values()) - offsets), changed=True)
     return SpendTotals(
         tokens=sp.tokens,
         input_tokens=sp.input_tokens,
