@@ -38,14 +38,20 @@ def cold(run_dirs: list[Path]) -> list[Path]:
     return out
 
 
+# runs a worker could not warm, not tried again by this process (the pass reports what is wrong with them)
+_FAILED: set[Path] = set()
+
+
 def warm(run_dirs: list[Path]) -> int:
     """Rebuild the caches of the cold runs among `run_dirs` in parallel; how many were rebuilt."""
-    todo = cold(run_dirs)
+    todo = [p for p in cold(run_dirs) if p not in _FAILED]
     jobs = min(len(todo), os.cpu_count() or 1)
     if jobs < 2:
         return 0  # one run: the pass itself is as quick
     with mp.get_context("spawn").Pool(jobs) as pool:
-        return sum(pool.map(_warm_one, [str(p) for p in todo], chunksize=1))
+        done = pool.map(_warm_one, [str(p) for p in todo], chunksize=1)
+    _FAILED.update(p for p, n in zip(todo, done, strict=True) if n < 0)
+    return sum(n for n in done if n > 0)
 
 
 def _warm_one(path: str) -> int:
@@ -59,5 +65,5 @@ def _warm_one(path: str) -> int:
                 return 0
             monitor.catch_up_only(rd, record, BucketsFile())
     except Exception:  # the pass reports what is wrong with this run
-        return 0
+        return -1
     return 1
