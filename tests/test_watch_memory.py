@@ -239,3 +239,42 @@ def test_a_snapshot_written_while_the_events_are_read_waits_for_the_next_pass(
     evaluator.catch_up(cached, rd)
     evaluator.flush(cached)
     assert order == [("snap", 5.0), ("call", 10.0), ("snap", 15.0), ("call", 40.0), ("snap", 45.0)]
+
+
+def _usage_record(i: int, out: int) -> dict[str, Any]:
+    usage = {"input_tokens": 1000, "cached_input_tokens": 200, "output_tokens": out}
+    return {"type": "token_usage_record", "payload": {"response_id": f"resp_{i}", "usage": usage}}
+
+
+def test_codex_spend_is_summed_as_it_comes_in_bounded_state() -> None:
+    def counter(n: int) -> SpendCounter:
+        c = SpendCounter("codex-json", "gpt-5.5")
+        for i in range(n):
+            c.feed_rollout("th", _usage_record(i, 10))
+        c.feed_rollout("th", _usage_record(n - 1, 30))  # a response recorded again: its latest figures
+        return c
+
+    small, big = counter(1_000), counter(50_000)
+    assert len(pickle.dumps(big)) < 1.5 * len(pickle.dumps(small))
+    s = big.spend
+    assert (s.input_tokens, s.cache_read_tokens, s.output_tokens) == (800 * 50_000, 200 * 50_000, 10 * 50_000 + 20)
+
+
+def test_a_rewritten_rollout_read_again_counts_nothing_twice(tmp_path: Path) -> None:
+    from orchestrator.ledger.agent_records import RunSpend
+
+    day = tmp_path / "codex" / "sessions" / "2026" / "12" / "01"
+    day.mkdir(parents=True)
+    tid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
+    path = day / f"rollout-2026-12-01T10-00-00-{tid}.jsonl"
+    lines = [orjson.dumps(_usage_record(i, 10)) + b"\n" for i in range(200)]
+    path.write_bytes(b"".join(lines))
+    run = RunSpend.of("codex-json", "gpt-5.5")
+    run.feed({"type": "thread.started", "thread_id": tid})
+    homes = {"CODEX_HOME": str(tmp_path / "codex")}
+    run.read_agent_files(homes)
+    once = run.spend.tokens
+    assert once == 200 * 1010
+    path.write_bytes(b"".join(lines[:150]))  # rewritten shorter: read again from its start
+    run.read_agent_files(homes)
+    assert run.spend.tokens == once

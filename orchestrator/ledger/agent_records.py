@@ -167,6 +167,10 @@ class RunSpend:
             for tid in c.threads:
                 paths = [Path(p) for p in self.found.get(tid, [])] or codex_rollouts(Path(homes["CODEX_HOME"]), tid)
                 self.found[tid] = [str(p) for p in paths]
+                if tid in c.rollouts and any(self._shrunk(p) for p in paths):
+                    c.rollouts[tid].responses.restart()  # rewritten: counted anew, not on top (message_tally.py)
+                    for p in paths:
+                        self.offsets[str(p)] = 0
                 for path in paths:
                     for obj in self._read(path):
                         c.feed_rollout(tid, obj)

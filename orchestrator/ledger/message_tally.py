@@ -55,6 +55,19 @@ def merged(before: Entry | None, model: str, counts: tuple[int, ...]) -> Entry:
     return (model, *(max(a, b) for a, b in zip(before[1:], counts, strict=True)))  # type: ignore[return-value]
 
 
+Rows = dict[tuple[str, int], list[int]]
+
+
+def floored(rows: Rows, floor: Rows) -> Rows:
+    """`rows`, each figure at least its `floor` (what was counted before the source was read again)."""
+    if not floor:
+        return rows
+    out = {k: list(v) for k, v in floor.items()}
+    for k, row in rows.items():
+        out[k] = [max(a, b) for a, b in zip(out.get(k, [0] * 5), row, strict=True)]
+    return out
+
+
 @dataclass
 class MessageTally:
     """One source's messages: sums by (model, tier), and the last WINDOW ids with their figures."""
@@ -95,12 +108,7 @@ class MessageTally:
 
     def totals(self) -> dict[tuple[str, int], list[int]]:
         """The sums by (model, tier), none below what was counted before a restart."""
-        if not self.floor:
-            return self.rows
-        out = {k: list(v) for k, v in self.floor.items()}
-        for k, row in self.rows.items():
-            out[k] = [max(a, b) for a, b in zip(out.get(k, [0] * 5), row, strict=True)]
-        return out
+        return floored(self.rows, self.floor)
 
     def restart(self) -> None:
         """The source is read again from its start (it was rewritten): count it anew above what it had."""
@@ -128,3 +136,43 @@ class StreamTail:
             first, _ = self.entries.popitem(last=False)
             if first == key:
                 return
+
+
+# (model, counts, prompt tier) of one Codex response
+Response = tuple[str, tuple[int, ...], int]
+
+
+@dataclass
+class ResponseTally:
+    """Codex responses: each id's latest figures (a record written again replaces its own), summed as they
+    come; the last WINDOW ids remembered (a rollout writes a response's record once, in order)."""
+
+    rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    recent: OrderedDict[str, Response] = field(default_factory=OrderedDict)
+    n: int = 0
+    floor: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # as MessageTally's
+
+    def put(self, key: str | None, entry: Response) -> None:
+        if key is None:
+            key = f"#{self.n}"
+        before = self.recent.pop(key, None)
+        if before is not None:
+            self._add(before, -1)
+        else:
+            self.n += 1
+        self.recent[key] = entry
+        self._add(entry, 1)
+        if len(self.recent) > WINDOW:
+            self.recent.popitem(last=False)
+
+    def _add(self, entry: Response, sign: int) -> None:
+        model, counts, tier = entry
+        row = self.rows.setdefault((model, tier), [0, 0, 0, 0, 0])
+        for i, c in enumerate(counts):
+            row[i] += sign * c
+
+    def totals(self) -> dict[tuple[str, int], list[int]]:
+        return floored(self.rows, self.floor)
+
+    def restart(self) -> None:
+        self.floor, self.rows, self.recent = self.totals(), {}, OrderedDict()

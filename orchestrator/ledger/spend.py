@@ -32,7 +32,7 @@ from typing import Any
 from orchestrator.ledger.message_tally import (
     PROMPT_TIERS as PROMPT_TIERS,  # re-exported: prices and tests use spend.PROMPT_TIERS
 )
-from orchestrator.ledger.message_tally import MessageTally, StreamTail, tier_key, tier_of
+from orchestrator.ledger.message_tally import MessageTally, ResponseTally, StreamTail, tier_key, tier_of
 
 # input (uncached), output, cache read, cache write (all), of which written for 1 hour
 Counts = tuple[int, int, int, int, int]
@@ -135,8 +135,9 @@ class ClaudeSession:
 @dataclass
 class Rollout:
     model: str | None = None
-    responses: dict[str, tuple[str, Counts, int]] = field(default_factory=dict)  # response id -> (model, counts, tier)
-    deltas: list[tuple[str, Counts, int]] = field(default_factory=list)  # token_count steps (older rollouts)
+    # per response id, the latest figures, summed as they come (message_tally.py: bounded however long the run)
+    responses: ResponseTally = field(default_factory=ResponseTally)
+    deltas: Spend = field(default_factory=Spend)  # token_count steps (older rollouts), summed
     total: Counts = (0, 0, 0, 0, 0)  # the thread's running total, as the rollout last said it
     _last_total: int = 0
 
@@ -276,8 +277,9 @@ class SpendCounter:
         elif kind == "token_usage_record" and isinstance(p.get("usage"), dict):
             counts, prompt = openai_counts(p["usage"])
             rid = p.get("response_id")
-            key = rid if isinstance(rid, str) else f"#{len(r.responses)}"
-            r.responses[key] = (r.model or self.model or "unknown", counts, tier_of(prompt))
+            r.responses.put(
+                rid if isinstance(rid, str) else None, (r.model or self.model or "unknown", counts, tier_of(prompt))
+            )
             self._rollout_total(r, p.get("thread_token_usage"))
         elif kind == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
             info = p["info"]
@@ -286,7 +288,7 @@ class SpendCounter:
             last = info.get("last_token_usage")
             if r._last_total > before and isinstance(last, dict):
                 counts, prompt = openai_counts(last)
-                r.deltas.append((r.model or self.model or "unknown", counts, tier_of(prompt)))
+                r.deltas.add(r.model or self.model or "unknown", counts, tier_of(prompt))
 
     @staticmethod
     def _rollout_total(r: Rollout, usage: Any) -> None:
@@ -323,8 +325,11 @@ class SpendCounter:
         rolled = Spend(provider="openai")
         for r in self.rollouts.values():
             one = Spend()
-            for model, counts, tier in r.responses.values() if r.responses else r.deltas:
-                one.add(model, counts, tier)
+            if r.responses.n:
+                for (model, tier), row in r.responses.totals().items():
+                    one.add(model, row, tier)
+            else:
+                one.merge(r.deltas)
             counted = (one.input_tokens, one.output_tokens, one.cache_read_tokens, one.cache_write_tokens, 0)
             # what the running total has that no single response said (a request it did not record)
             missing = [t - c for t, c in zip(r.total, counted, strict=True)]

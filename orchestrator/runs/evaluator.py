@@ -44,8 +44,8 @@ from spiral.outcome import Outcome, blocked_before
 # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings
 # name their target, drift and revert state; 9: spend per message in bounded windows (ledger/message_tally.py),
 # the last calls kept raw; 10: spiral objects pickle compact and bounded (their __getstate__); 11: revert memory
-# of the latest changed files, touched paths capped
-CACHE_VERSION = 11
+# of the latest changed files, touched paths capped; 12: Codex spend per response in bounded windows
+CACHE_VERSION = 12
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
