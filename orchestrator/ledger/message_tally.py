@@ -1,4 +1,4 @@
-"""Claude usage per message, summed as lines arrive, in bounded memory (pure: no I/O).
+"""Claude usage per message (and Codex usage per response), summed as lines arrive, in bounded memory (pure).
 
 Claude Code writes one line per content block of a message, each carrying the
 message's usage, and it writes each message twice: on its stdout (stream-json,
