@@ -25,6 +25,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 # (model, input, output, cache read, cache write, of which 1 hour)
 Entry = tuple[str, int, int, int, int, int]
@@ -69,26 +70,20 @@ def floored(rows: Rows, floor: Rows) -> Rows:
 
 
 @dataclass
-class MessageTally:
-    """One source's messages: sums by (model, tier), and the last WINDOW ids with their figures."""
+class _Tally:
+    """Sums by (model, tier), kept up to date as entries come and change; the last WINDOW keys remembered."""
 
-    rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    recent: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
-    n: int = 0  # messages counted
+    rows: Rows = field(default_factory=dict)
+    recent: OrderedDict[str, Any] = field(default_factory=OrderedDict)
+    n: int = 0  # entries counted
     # the sums before the source was rewritten and read again from its start (`restart`): what it
     # counts now is at least that, each figure (billed messages stay billed, none counts twice)
-    floor: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    floor: Rows = field(default_factory=dict)
 
-    def put(self, key: str | None, model: str, counts: tuple[int, ...]) -> None:
-        """One line's figures for message `key` (None: a line without an id, a message of its own)."""
-        if key is None:
-            key = f"#{self.n}"
-        before = self.recent.get(key)
-        entry = merged(before, model, counts)
+    def _store(self, key: str, before: Any, entry: Any) -> None:
+        """`entry` in place of `before` (None: a key not remembered, a new entry)."""
         if before is not None:
             self.recent.move_to_end(key)
-            if entry == before:
-                return
             self._add(before, -1)
         else:
             self.n += 1
@@ -97,22 +92,44 @@ class MessageTally:
         if len(self.recent) > WINDOW:
             self.recent.popitem(last=False)
 
-    def _add(self, entry: Entry, sign: int) -> None:
-        row = self.rows.setdefault(tier_key(entry), [0, 0, 0, 0, 0])
-        _, *counts = entry
-        for i, n in enumerate(counts):
-            row[i] += sign * n
+    def _add(self, entry: Any, sign: int) -> None:
+        key, counts = self._row(entry)
+        row = self.rows.setdefault(key, [0, 0, 0, 0, 0])
+        for i, c in enumerate(counts):
+            row[i] += sign * c
 
-    def seen(self, key: str) -> bool:
-        return key in self.recent
+    def _row(self, entry: Any) -> tuple[tuple[str, int], tuple[int, ...]]:
+        raise NotImplementedError
 
-    def totals(self) -> dict[tuple[str, int], list[int]]:
+    def totals(self) -> Rows:
         """The sums by (model, tier), none below what was counted before a restart."""
         return floored(self.rows, self.floor)
 
     def restart(self) -> None:
         """The source is read again from its start (it was rewritten): count it anew above what it had."""
         self.floor, self.rows, self.recent = self.totals(), {}, OrderedDict()
+
+
+@dataclass
+class MessageTally(_Tally):
+    """One Claude source's messages, each figure at the largest any of its lines gave."""
+
+    def put(self, key: str | None, model: str, counts: tuple[int, ...]) -> None:
+        """One line's figures for message `key` (None: a line without an id, a message of its own)."""
+        if key is None:
+            key = f"#{self.n}"
+        before = self.recent.get(key)
+        entry = merged(before, model, counts)
+        if entry != before:
+            self._store(key, before, entry)
+        else:
+            self.recent.move_to_end(key)
+
+    def _row(self, entry: Entry) -> tuple[tuple[str, int], tuple[int, ...]]:
+        return tier_key(entry), entry[1:]
+
+    def seen(self, key: str) -> bool:
+        return key in self.recent
 
 
 @dataclass
@@ -143,36 +160,15 @@ Response = tuple[str, tuple[int, ...], int]
 
 
 @dataclass
-class ResponseTally:
+class ResponseTally(_Tally):
     """Codex responses: each id's latest figures (a record written again replaces its own), summed as they
     come; the last WINDOW ids remembered (a rollout writes a response's record once, in order)."""
-
-    rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)
-    recent: OrderedDict[str, Response] = field(default_factory=OrderedDict)
-    n: int = 0
-    floor: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # as MessageTally's
 
     def put(self, key: str | None, entry: Response) -> None:
         if key is None:
             key = f"#{self.n}"
-        before = self.recent.pop(key, None)
-        if before is not None:
-            self._add(before, -1)
-        else:
-            self.n += 1
-        self.recent[key] = entry
-        self._add(entry, 1)
-        if len(self.recent) > WINDOW:
-            self.recent.popitem(last=False)
+        self._store(key, self.recent.get(key), entry)
 
-    def _add(self, entry: Response, sign: int) -> None:
+    def _row(self, entry: Response) -> tuple[tuple[str, int], tuple[int, ...]]:
         model, counts, tier = entry
-        row = self.rows.setdefault((model, tier), [0, 0, 0, 0, 0])
-        for i, c in enumerate(counts):
-            row[i] += sign * c
-
-    def totals(self) -> dict[tuple[str, int], list[int]]:
-        return floored(self.rows, self.floor)
-
-    def restart(self) -> None:
-        self.floor, self.rows, self.recent = self.totals(), {}, OrderedDict()
+        return (model, tier), counts

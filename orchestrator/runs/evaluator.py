@@ -170,9 +170,6 @@ class Kept:
             return  # a full disk or a vanished folder: the run's files stay the truth
         entry.stamp, entry.saved_at, entry.dirty, entry.unwritten = _stamp(path), now, False, 0
 
-    def __contains__(self, path: Path) -> bool:
-        return path in self._runs
-
     def paths(self) -> list[Path]:
         return list(self._runs)
 
