@@ -155,11 +155,8 @@ class RunSpend:
                     continue
                 self.found[sid] = [str(main)]
                 paths = [main, *claude_subagents(main)]
-                if any(self._shrunk(p) for p in paths):
-                    # rewritten: read again from the start and counted anew, not on top (message_tally.py)
+                if self._rewritten(paths):
                     session.transcript.restart()
-                    for p in paths:
-                        self.offsets[str(p)] = 0
                 for path in paths:
                     for obj in self._read(path):
                         c.feed_transcript(sid, obj)
@@ -167,14 +164,21 @@ class RunSpend:
             for tid in c.threads:
                 paths = [Path(p) for p in self.found.get(tid, [])] or codex_rollouts(Path(homes["CODEX_HOME"]), tid)
                 self.found[tid] = [str(p) for p in paths]
-                if tid in c.rollouts and any(self._shrunk(p) for p in paths):
-                    c.rollouts[tid].responses.restart()  # rewritten: counted anew, not on top (message_tally.py)
-                    for p in paths:
-                        self.offsets[str(p)] = 0
+                if self._rewritten(paths) and tid in c.rollouts:
+                    c.rollouts[tid].responses.restart()
                 for path in paths:
                     for obj in self._read(path):
                         c.feed_rollout(tid, obj)
         return self.offsets != before
+
+    def _rewritten(self, paths: list[Path]) -> bool:
+        """Whether one of a session's files shrank (it was rewritten): then all are read again from their
+        start, and the caller restarts the tally they feed, so it counts anew, not on top (message_tally.py)."""
+        if not any(self._shrunk(p) for p in paths):
+            return False
+        for p in paths:
+            self.offsets[str(p)] = 0
+        return True
 
     def _shrunk(self, path: Path) -> bool:
         try:
