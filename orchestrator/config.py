@@ -14,9 +14,13 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
+from orchestrator.guidance import ladder
+from orchestrator.guidance.policy import DEFAULT_ANSWER_MIN, DEFAULT_DELIVER_MIN, Policy
+from orchestrator.guidance.wiring import MODES, path_for
 from orchestrator.infra import yamlfile
 from orchestrator.infra.paths import config_path
 from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, PositiveFloat, Strict, convert, one_of
+from orchestrator.record.model import Rung
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0
@@ -35,6 +39,8 @@ class Profile:
     env: dict[str, str] = field(default_factory=dict)  # added to the agent's environment
     root_env: dict[str, str] = field(default_factory=dict)  # added too when the orchestrator runs as root
     install_hint: str | None = None  # said when the command is not on PATH
+    guidance: str | None = None  # hook | inbox | none (orchestrator/guidance/wiring.py); None: by the command
+    escalation: tuple[Rung, ...] = ()  # the profile's opt-in escalation ladder (orchestrator/guidance/ladder.py)
 
 
 # Unattended means no one is there to approve a tool call: the built-in profiles let the
@@ -94,6 +100,7 @@ class UserConfig:
     notify: dict[str, Any] = field(default_factory=dict)
     # config.yaml's price overrides (USD per million tokens); other models: ledger/prices.py
     prices: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    guidance: Policy = field(default_factory=Policy)
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -110,6 +117,8 @@ class _Agent(Strict):
     version_command: Annotated[tuple[str, ...], Meta(description="must be a list of strings")] = ()
     model: Annotated[str, Meta(description="must be a model name")] | None = None
     env: Annotated[dict[str, str], Meta(description="must map variable names to text")] = {}
+    guidance: Annotated[str, one_of(MODES)] | None = None
+    escalation: Any = None  # checked by orchestrator.guidance.ladder, which owns its keys
 
 
 class _Price(Strict):
@@ -134,6 +143,8 @@ class _File(Strict):
     agents: Annotated[dict[str, _Agent], Meta(description="must be a mapping of profile name to profile")] | None = None
     notify: FreeMapping | None = None  # checked by orchestrator.notify, which owns its keys
     prices: dict[str, Annotated[_Price, Meta(description=_PRICE_ROW)]] | None = None
+    guidance_deliver_minutes: PositiveFloat = DEFAULT_DELIVER_MIN
+    guidance_answer_minutes: PositiveFloat = DEFAULT_ANSWER_MIN
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -151,7 +162,8 @@ def load(path: Path | None = None) -> UserConfig:
     data, cfg.lines = yamlfile.load_file(path)
     if data is None:
         return cfg
-    doc = convert(data, _File, yamlfile.Complaints(str(path), cfg.lines), "config.yaml")
+    complaints = yamlfile.Complaints(str(path), cfg.lines)
+    doc = convert(data, _File, complaints, "config.yaml")
     if doc.tickets_dir is not None:
         cfg.tickets_dir = Path(doc.tickets_dir).expanduser()
     cfg.heartbeat_s = doc.heartbeat_seconds
@@ -159,9 +171,25 @@ def load(path: Path | None = None) -> UserConfig:
         cfg.autostart_watcher = doc.autostart_watcher
     cfg.watcher_tick_s, cfg.watcher_idle_s = doc.watcher_tick_seconds, doc.watcher_idle_seconds
     for name, agent in (doc.agents or {}).items():
+        try:
+            rungs = tuple(ladder.parse(agent.escalation))
+            path_for(list(agent.command), agent.guidance)
+        except ladder.LadderError as exc:
+            raise complaints(("agents", name, *exc.path), exc.message) from None
+        except ValueError as exc:
+            raise complaints(("agents", name, "guidance"), str(exc)) from None
         cfg.profiles[name] = Profile(
-            name, agent.command, agent.format, agent.prompt, agent.version_command, agent.model, dict(agent.env)
+            name,
+            agent.command,
+            agent.format,
+            agent.prompt,
+            agent.version_command,
+            agent.model,
+            dict(agent.env),
+            guidance=agent.guidance,
+            escalation=rungs,
         )
+    cfg.guidance = Policy(doc.guidance_deliver_minutes, doc.guidance_answer_minutes)
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
     for model, p in (doc.prices or {}).items():

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+from spiral.timestamps import parse_ts
 
 if TYPE_CHECKING:
     from orchestrator.ledger.calibrate import Calibration
@@ -90,6 +93,7 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
         "signals",
         "susp",
         "page",
+        "guidance",
         "spend",
         "last activity",
     ):
@@ -130,10 +134,29 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
             signals,
             f"{r['suspicion']:g}",
             page,
+            _guidance(r),
             _spend(r),
             _ago(r["last_activity_s"]),
         )
     return table
+
+
+def _guidance(r: dict[str, Any]) -> str:
+    """The latest message to the agent and where it stands: queued 2m ago / received @71.5m / undelivered."""
+    sent = r.get("guidance") or []
+    if not sent:
+        return "-"
+    g = sent[-1]
+    more = f" (+{len(sent) - 1} earlier)" if len(sent) > 1 else ""
+    who = "ladder " if g.get("by") == "escalation" else ""
+    if g.get("undelivered"):
+        return f"[red]{who}{g['id']} undelivered[/]{more}"
+    if g.get("received_at_min") is not None:
+        answer = f", {g['answer']}" if g.get("answer") else ""
+        return f"{who}{g['id']} received @{g['received_at_min']:g}m{answer}{more}"
+    queued = parse_ts(g.get("queued_at"))
+    ago = _ago(time.time() - queued) if queued is not None else "?"
+    return f"{who}{g['id']} queued {ago}{more}"
 
 
 def history_table(rows: list[dict[str, Any]]) -> Table:

@@ -87,6 +87,11 @@ class Detector:
         self._outside_streak = 0
         self._outside: deque[str] = deque(maxlen=4)
         self._outside_seen: set[str] = set()  # the files of the current streak
+        # guidance the agent received (orchestrator/guidance): the windows start again at each moment,
+        # so a verdict after it rests on what the agent did since. (moment, calls seen before it) once applied
+        self._restart_due: list[float] = []
+        self.restarts: list[tuple[float, int]] = []
+        self._last_ts = started_at
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memos (what a path or a call means, the last window findings: recomputed),
@@ -102,7 +107,43 @@ class Detector:
         for call in calls:
             self.add_call(call)
 
+    def restart(self, at: float) -> None:
+        """The agent received guidance at `at`: every window starts again there (one episode ends).
+
+        Calls and snapshots before `at` stay counted as they were; from `at` on, the signals see only
+        what came after: the repetition, polling and error windows are emptied, and the quiet times
+        (mutation stall, debris, drift) are measured from `at`. Taken in time order with the input:
+        when input after `at` was already given, the restart happens now.
+        """
+        if any(at == r for r, _ in self.restarts) or at in self._restart_due:
+            return
+        self._restart_due.append(at)
+        self._restart_due.sort()
+        if self._last_ts >= at:
+            self._apply_restarts(self._last_ts)
+
+    def _apply_restarts(self, ts: float) -> None:
+        while self._restart_due and self._restart_due[0] <= ts:
+            at = self._restart_due.pop(0)
+            self.restarts.append((at, self.calls))
+            self.windows = CallWindows(self.settings)
+            self._cache_at, self._cached = -1, ()
+            self.touched_grew_at = max(self.touched_grew_at, at)
+            self._written_grew_at = max(self._written_grew_at, at)
+            self.progress_at = max(self.progress_at, at)
+            self._in_scope_at = max(self._in_scope_at, at)
+            self._outside_streak = 0
+            self._outside.clear()
+            self._outside_seen.clear()
+
+    def _seen(self, ts: float) -> None:
+        if ts > self._last_ts:
+            self._last_ts = ts
+        if self._restart_due and self._restart_due[0] <= ts:
+            self._apply_restarts(ts)
+
     def add_call(self, call: ToolCall) -> None:
+        self._seen(call.ts)
         if call.agent is not None and not self.rules.subagents:
             return  # the ablation of the subagents rule: a detector that reads the main thread only
         # loops repeat the same calls: what a call means is worked out once per distinct call
@@ -143,6 +184,7 @@ class Detector:
                 self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
+        self._seen(snap.ts)
         if not self.snapshots:  # from now on the snapshots say what was touched, not the writes seen
             self._written, self._debris_written = {}, {}
         self.snapshots += 1
@@ -236,6 +278,8 @@ class Detector:
             region = SOFT
         else:
             region = STUCK
+        if self._restart_due and self._restart_due[0] <= now:
+            self._apply_restarts(now)
         self.windows.resolve(now)
         if self.windows.waiting():
             # a call still waits for its result: judged for now as the contract counts it, not cached
@@ -309,6 +353,7 @@ class Detector:
             candidates.append(self.progress_at + s.progress_quiet_min * 60)
         if self._drifting:
             candidates.append(self._in_scope_at + self.rules.drift_quiet_min * 60)
+        candidates += self._restart_due[:1]
         deadline = self.windows.next_deadline()
         if deadline is not None:  # a call still waiting for its result is taken when its wait runs out
             candidates.append(deadline)

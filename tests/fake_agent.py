@@ -7,6 +7,10 @@ One step a line:
   spawn PIDFILE                            start a child that starts a grandchild; both sleep long
   stderr TEXT                              write a line to stderr
   exit CODE
+  on-guidance LABEL                        from now on, read the guidance inbox ($ORCHESTRATOR_GUIDANCE_DIR)
+                                           after each `say` (a turn boundary); once a message is claimed, go
+                                           on from the line `label LABEL` (`-`: read it and carry on anyway)
+  label NAME                               a place to go on from
 """
 
 from __future__ import annotations
@@ -18,15 +22,45 @@ import time
 from pathlib import Path
 
 
+def _claim(gdir: str) -> bool:
+    """The inbox protocol (README, "Guidance"): claim each queued message by rename; True if one was got."""
+    got = False
+    inbox, claimed = Path(gdir) / "inbox", Path(gdir) / "claimed"
+    try:
+        names = sorted(n for n in os.listdir(inbox) if n.endswith(".json") and not n.startswith("."))
+    except OSError:
+        return False
+    for name in names:
+        try:
+            os.rename(inbox / name, claimed / name)
+        except FileNotFoundError:
+            continue
+        print(f"fake agent: got guidance {name}", file=sys.stderr, flush=True)
+        got = True
+    return got
+
+
 def main() -> int:
     script = sys.argv[-1] if len(sys.argv) > 1 else ""
-    for raw in script.splitlines():
-        line = raw.strip()
+    lines = [raw.strip() for raw in script.splitlines()]
+    watch: str | None = None  # the label to go on from once guidance arrives
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
         if not line or line.startswith("#"):
             continue
         verb, _, rest = line.partition(" ")
-        if verb == "say":
+        if verb == "on-guidance":
+            watch = rest
+        elif verb == "label":
+            pass
+        elif verb == "say":
             print(rest, flush=True)
+            gdir = os.environ.get("ORCHESTRATOR_GUIDANCE_DIR")
+            if watch is not None and gdir and _claim(gdir) and watch != "-":
+                i = lines.index(f"label {watch}") + 1
+                watch = None
         elif verb == "write":
             path, _, text = rest.partition(" ")
             Path(path).parent.mkdir(parents=True, exist_ok=True)

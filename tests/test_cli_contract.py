@@ -42,7 +42,13 @@ STATUS_KEYS = {
     "started_at",
     "ended_at",
     "error",
+    "guidance_via",
+    "guidance",
+    "episode",
+    "escalation_rungs",
+    "escalations",
 }
+NUDGE_KEYS = {"version", "run_id", "guidance", "kind", "via", "queued_at"}
 LAUNCH_KEYS = {"version", "run_id", "state", "reason", "run_dir"}
 LOGS_LINE_KEYS = {
     "version",
@@ -120,7 +126,7 @@ BENCH_FAMILY_KEYS = {
 }
 BENCH_REAL_TRACE_KEYS = {"file", "format", "tool_calls", "minutes", "first_fired_min", "paged_at_min"}
 # the commands with --json, each pinned by a test below
-JSON_COMMANDS = {"status", "launch", "logs", "replay", "eval", "history", "calibrate"}
+JSON_COMMANDS = {"status", "launch", "logs", "replay", "eval", "history", "calibrate", "nudge"}
 
 
 def _walk(cmd: Any, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
@@ -267,6 +273,6 @@ def test_bench_json_key_sets() -> None:
 
 
 def test_unknown_run_is_exit_2(home: Path) -> None:
-    for args in (["kill", "nope"], ["logs", "nope"]):
+    for args in (["kill", "nope"], ["logs", "nope"], ["nudge", "nope", "try again"]):
         p = cli(*args)
         assert p.returncode == 2 and "no run 'nope'" in p.stderr

@@ -1,6 +1,7 @@
 """The built-in demo agent: re-enacts a recorded corpus case inside the clone.
 
 `python -m orchestrator.demo.agent --case DIR [--speed N]`, run in the clone.
+It reads its guidance inbox ($ORCHESTRATOR_GUIDANCE_DIR) at each step.
 It prints the case's native log lines at their recorded offsets (divided by
 the speed) and makes the clone's files appear, change and vanish as the
 case's workspace snapshots say. No model, no network, no API key.
@@ -9,6 +10,7 @@ case's workspace snapshots say. No model, no network, no API key.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +19,7 @@ import orjson
 
 from orchestrator.corpus.case import load_case
 from orchestrator.corpus.recorded import LineCounter, read_events, read_snapshots
+from orchestrator.guidance import inbox
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.record.layout import CaseFiles
@@ -84,6 +87,9 @@ def main(argv: list[str]) -> int:
     ws = Workspace(Path.cwd())
     t0 = time.monotonic()
     out = sys.stdout.buffer
+    # the inbox protocol (orchestrator/guidance/inbox.py): read at each step, the demo's turn boundary.
+    # A recording cannot change course; it takes the message, so the receipt path runs as with any agent
+    gdir = Path(os.environ[inbox.ENV]) if os.environ.get(inbox.ENV) else None
     for offset, kind, payload in items:
         delay = offset / args.speed - (time.monotonic() - t0)
         if delay > 0:
@@ -97,6 +103,9 @@ def main(argv: list[str]) -> int:
             line = line.replace(workdir.encode(), here.encode())
         out.write(line + b"\n")
         out.flush()
+        if gdir is not None:
+            for msg in inbox.claim_all(gdir, "demo agent, after a step"):
+                sys.stderr.write(f"demo_agent: received guidance {msg.id}; a recording keeps to its script\n")
     rest = duration / args.speed - (time.monotonic() - t0)
     if rest > 0:
         time.sleep(rest)

@@ -33,9 +33,10 @@ from orchestrator.infra.proc import CommandError, run
 
 ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost")
 # "provider": the agent's model API kept failing (one notice per episode of retries)
-EVENTS = ("spiral", "provider", *ENDING_EVENTS)
+EVENTS = ("spiral", "provider", "escalation", "guidance", *ENDING_EVENTS)
 ENDINGS = frozenset(ENDING_EVENTS)
-DEFAULT_EVENTS = ("spiral", "provider", "stalled")
+# escalation: a rung of the opt-in ladder climbed; guidance: a message that never reached the agent
+DEFAULT_EVENTS = ("spiral", "provider", "escalation", "guidance", "stalled")
 TAGS = (*EVENTS, "ends")
 _KEYS = {
     "urls",

@@ -47,6 +47,12 @@ def due(record: RunRecord, notifier: Notifier) -> list[str]:
     out = []
     if "spiral" in notifier.events and record.spiral.tripped_in_soft_band:
         out.append("spiral")
+    if "spiral" in notifier.events:  # a later episode's page: it tripped again after guidance was received
+        out += [f"spiral-{e.n}" for e in record.spiral.episodes if e.tripped_at_min is not None]
+    if "escalation" in notifier.events:
+        out += [f"escalation-{e.rung}" for e in record.escalations]
+    if "guidance" in notifier.events:  # guidance that never reached the agent
+        out += [f"guidance-{g.id}" for g in record.guidance if g.undelivered is not None]
     p = record.provider
     if "provider" in notifier.events and p is not None and (p.attempt or 0) >= PROVIDER_NOTICE_ATTEMPTS:
         out.append(f"provider-{p.episode}")
@@ -63,7 +69,11 @@ def _event(key: str) -> str:
 def _compose(record: RunRecord, key: str) -> tuple[str, str]:
     event = _event(key)
     if event == "spiral":
-        return pages.spiral_page(record)
+        return pages.spiral_page(record, episode=int(key.split("-", 1)[1]) if "-" in key else 1)
+    if event == "escalation":
+        return pages.escalation_notice(record, int(key.split("-", 1)[1]))
+    if event == "guidance":
+        return pages.undelivered_notice(record, key.split("-", 1)[1])
     if event == "provider":
         return pages.provider_notice(record)
     return pages.ending_notice(record, event)

@@ -172,28 +172,71 @@ def _finish(lines: list[str]) -> str:
     return "\n".join(out)
 
 
-def spiral_page(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]:
-    """(title, body) of the page for a run that tripped the detector in the soft band."""
+def spiral_page(record: RunRecord, cli: str = "./dev.sh", episode: int = 1) -> tuple[str, str]:
+    """(title, body) of the page for a run that tripped the detector in the soft band (episode 1),
+    or tripped again after guidance reached the agent (episode n: what it did since)."""
     run = record.run_id
     spiral = record.spiral
-    evidence = list(spiral.page_evidence or spiral.evidence)
-    signals = list(spiral.page_signals or spiral.signals)
+    ep = next((e for e in spiral.episodes if e.n == episode), None) if episode > 1 else None
+    if ep is not None:
+        evidence, signals, recent, at = list(ep.evidence), list(ep.signals), ep.recent, ep.tripped_at_min
+    else:
+        evidence = list(spiral.page_evidence or spiral.evidence)
+        signals = list(spiral.page_signals or spiral.signals)
+        recent, at = spiral.page_recent, spiral.tripped_at_min
     wall = evidence.pop() if evidence and evidence[-1].endswith("expected wall-clock") else ""
-    title = f"run {run} may be spiraling"
+    title = f"run {run} may be spiraling" + (f" again (episode {episode})" if ep is not None else "")
     lines = [
         f"Ticket {record.ticket_id} (run {run}, {record.bucket} bucket, agent {record.agent}): "
-        f"{spiral.tripped_at_min or 0:.0f} min in" + (f", {wall}" if wall else "") + "."
+        f"{at or 0:.0f} min in" + (f", {wall}" if wall else "") + "."
     ]
+    if ep is not None:
+        lines.append(f"Guidance reached the agent at {ep.since_min:g} min; this is what it did since.")
     lines.append("Signals:")
     lines.extend(f"- {name}: {redact_cut(text)}" for name, text in zip(signals, evidence, strict=False))
-    recent = spiral.page_recent
     if recent:
         lines.append("Last tool calls:")
         lines.extend(f"  {r}" for r in recent)
     lines.append("Act:")
     lines.append(f"  {cli} logs {run}")
+    if record.guidance_via is not None:
+        lines.append(f'  {cli} nudge {run} "what to do instead"   (or --redirect, --wrap-up)')
     lines.append(f"  {cli} kill {run}")
     return redact(title), _finish(lines)
+
+
+def escalation_notice(record: RunRecord, rung: int, cli: str = "./dev.sh") -> tuple[str, str]:
+    """(title, body) for a rung of the run's escalation ladder."""
+    run = record.run_id
+    step = next((e for e in record.escalations if e.rung == rung), None)
+    action = step.action if step is not None else "?"
+    lines = [
+        f"Ticket {record.ticket_id} (run {run}): escalation rung {rung} of {len(record.escalation)}, "
+        f"{action}, at {step.at_min if step is not None else 0:g} min."
+    ]
+    if step is not None:
+        lines.append(f"Why: {step.why}.")
+        lines.extend(f"- {name}: {redact_cut(text)}" for name, text in zip(step.signals, step.evidence, strict=False))
+        if step.guidance_id:
+            lines.append(f"Sent to the agent as guidance {step.guidance_id}; `status` shows its receipt.")
+    lines.append(f"  {cli} logs {run}")
+    if action != "stop":
+        lines.append(f"  {cli} kill {run}")
+    return redact(f"run {run}: escalation {rung} ({action})"), _finish(lines)
+
+
+def undelivered_notice(record: RunRecord, gid: str, cli: str = "./dev.sh") -> tuple[str, str]:
+    """(title, body) for guidance that never reached the agent (withdrawn from its inbox)."""
+    run = record.run_id
+    g = next((g for g in record.guidance if g.id == gid), None)
+    why = g.undelivered if g is not None and g.undelivered else "it was not received"
+    lines = [
+        f"Ticket {record.ticket_id} (run {run}): guidance {gid} never reached the agent: {why}.",
+        "It was taken back out of the inbox, so it will not arrive late.",
+        f"  {cli} logs {run}",
+        f"  {cli} kill {run}",
+    ]
+    return redact(f"run {run}: guidance {gid} undelivered"), _finish(lines)
 
 
 def provider_notice(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]:

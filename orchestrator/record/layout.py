@@ -78,6 +78,11 @@ class RunDir(CaseFiles):
         return self.path / "detector.pickle"
 
     @property
+    def guidance(self) -> Path:
+        """The guidance inbox (orchestrator/guidance/inbox.py) and its claimed and withdrawn messages."""
+        return self.path / "guidance"
+
+    @property
     def supervisor_log(self) -> Path:
         return self.path / "supervisor.log"
 

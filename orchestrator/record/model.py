@@ -60,6 +60,18 @@ class Notice(msgspec.Struct, kw_only=True):
     next_attempt_at: float | None = None
 
 
+class Episode(msgspec.Struct, kw_only=True):
+    """A spiral episode after the first: it began when guidance reached the agent (windows restarted),
+    and it pages (notice `spiral-<n>`) only when the detector trips again on evidence from after that."""
+
+    n: int
+    since_min: float
+    tripped_at_min: float | None = None
+    signals: list[str] = []
+    evidence: list[str] = []
+    recent: list[str] = []
+
+
 class SpiralState(msgspec.Struct, kw_only=True):
     """The detector's latest verdict on a run, and the page it tripped (if any)."""
 
@@ -76,6 +88,56 @@ class SpiralState(msgspec.Struct, kw_only=True):
     page_evidence: list[str] = []
     page_recent: list[str] = []
     notified: bool = False
+    # episodes: the first is the run's start; each guidance received after a trip opens the next
+    episode: int = 1
+    episodes: list[Episode] = []
+    windows_since_min: float | None = None  # the windows last restarted at (guidance received), run minutes
+    tripped_since_min: float | None = None  # since when the verdict has been tripped without a break
+
+
+class Guidance(msgspec.Struct, kw_only=True):
+    """One message queued for the agent (`nudge`, or a rung of the escalation ladder) and its receipt."""
+
+    id: str
+    seq: int
+    kind: str = "text"  # text | redirect | wrap-up | nudge
+    by: str = "person"  # person | escalation
+    text: str = ""  # as queued, redacted and cut
+    via: str | None = None  # the delivery path: claude hook | codex hook | inbox file
+    queued_at: str | None = None
+    queued_at_min: float | None = None
+    received_at: str | None = None
+    received_epoch: float | None = None  # received_at as epoch seconds (the detector restarts there)
+    received_at_min: float | None = None
+    received_via: str | None = None  # e.g. "claude PostToolUseFailure hook after Bash"
+    signals_at_receipt: list[str] = []  # what was firing when it arrived
+    first_calls_after: list[str] = []
+    undelivered: str | None = None  # why it never reached the agent (withdrawn from the inbox)
+    # the recorded answer: recovered (the signals firing at receipt stopped within the answer window),
+    # ignored (they still fire, or it tripped again), None while the window is open
+    answer: str | None = None
+    answer_at_min: float | None = None
+
+
+class Rung(msgspec.Struct, kw_only=True):
+    """One rung of a run's escalation ladder, as configured (ticket or profile `escalation:`)."""
+
+    action: str  # nudge | redirect | wrap-up | stop
+    after_min: float
+    text: str | None = None
+
+
+class Escalation(msgspec.Struct, kw_only=True):
+    """A rung the ladder climbed: what, why, when, on what evidence."""
+
+    rung: int  # 1-based
+    action: str
+    at: str
+    at_min: float
+    why: str
+    signals: list[str] = []
+    evidence: list[str] = []
+    guidance_id: str | None = None
 
 
 class SpendTotals(msgspec.Struct, kw_only=True):
@@ -164,6 +226,12 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # the agent's model API, and what its own log said (both absent for logs that do not tell)
     provider: ProviderStatus | None = None
     agent_report: AgentReport | None = None
+    # guidance (orchestrator/guidance): how this run's agent takes it (None: it cannot), what was sent
+    guidance_via: str | None = None
+    guidance: list[Guidance] = []
+    # the opt-in escalation ladder frozen at launch (empty: off, the product never acts on its own)
+    escalation: list[Rung] = []
+    escalations: list[Escalation] = []
 
     @property
     def active(self) -> bool:

@@ -44,9 +44,11 @@ from spiral.outcome import Outcome, blocked_before
 # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings
 # name their target, drift and revert state; 9: spend per message in bounded windows (ledger/message_tally.py),
 # the last calls kept raw; 10: spiral objects pickle compact and bounded (their __getstate__); 11: revert memory
-# of the latest changed files, touched paths capped; 12: Codex spend per response in bounded windows
-CACHE_VERSION = 12
+# of the latest changed files, touched paths capped; 12: Codex spend per response in bounded windows; 13: the
+# detector restarts its windows at guidance received, and the first calls after each are kept
+CACHE_VERSION = 13
 RECENT = 5  # tool calls kept for the page's "last tool calls"
+FOLLOWERS = 3  # calls kept after a guidance receipt: what the agent did next
 HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
@@ -69,6 +71,9 @@ class Cached:
     pending: list[ToolCall | Snapshot] = field(default_factory=list)
     denied_calls: int = 0
     last_ts: float = 0.0
+    # each guidance receipt the detector restarted at (agent time), with the first calls after it
+    # (run time, agent time, first calls)
+    followers: list[tuple[float, float, list[tuple[str, str, bool]]]] = field(default_factory=list)
 
     def agent_time(self, ts: float) -> float:
         """`ts` on the agent's clock: run time less the time blocked on the provider before it."""
@@ -286,8 +291,29 @@ def _release(cached: Cached, *, final: bool) -> None:
                 cached.recent.append(_excerpt(item))
                 item.ts = cached.agent_time(item.ts)
                 det.add_call(item)
+                if cached.followers:
+                    _, at, first = cached.followers[-1]
+                    if item.ts >= at and len(first) < FOLLOWERS:
+                        first.append(_excerpt(item))
         out += 1
     del cached.pending[:out]
+
+
+def restart_at(cached: Cached, at: float) -> None:
+    """Guidance reached the agent at run time `at`: the detector's windows start again there."""
+    if any(raw == at for raw, _, _ in cached.followers):
+        return
+    agent_at = cached.agent_time(at)
+    cached.detector.restart(agent_at)
+    cached.followers.append((at, agent_at, []))
+
+
+def followers(cached: Cached, at: float) -> list[str] | None:
+    """The first calls after the receipt at run time `at`, as the page shows calls (None: not restarted there)."""
+    for raw, _, first in cached.followers:
+        if raw == at:
+            return [_brief_of(*f) for f in first]
+    return None
 
 
 def flush(cached: Cached) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.case import load_case
+from orchestrator.guidance import wiring
 from orchestrator.infra import git, proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
@@ -49,17 +50,26 @@ class AgentCommand:
     version_command: list[str]
     env: dict[str, str]
     install_hint: str | None = None
+    guidance_via: str | None = None  # how the agent takes guidance (orchestrator/guidance/wiring.py)
 
 
-def agent_command(ticket: tickets.Ticket, cfg: UserConfig) -> AgentCommand:
+def agent_command(ticket: tickets.Ticket, cfg: UserConfig, guidance_dir: Path | None = None) -> AgentCommand:
+    """How the agent is started; with `guidance_dir` (the run's), wired to take guidance there."""
     profile = cfg.profiles[ticket.agent]
     if ticket.agent == "demo":
         assert ticket.demo_case is not None
         fmt = load_case(ticket.demo_case).format
         argv = [sys.executable, "-m", "orchestrator.demo.agent", "--case", str(ticket.demo_case)]
-        return AgentCommand([*argv, "--speed", repr(ticket.speed)], fmt, "none", [], {})
+        env: dict[str, str] = {}
+        if guidance_dir is not None:  # the demo agent reads its inbox at each step it re-enacts
+            argv, env = wiring.wire(argv, env, wiring.INBOX_FILE, guidance_dir)
+        via = wiring.INBOX_FILE if guidance_dir is not None else None
+        return AgentCommand([*argv, "--speed", repr(ticket.speed)], fmt, "none", [], env, guidance_via=via)
     env = {**profile.env, **(profile.root_env if os.geteuid() == 0 else {})}
     argv = list(profile.command)
+    via = wiring.path_for(argv, profile.guidance)
+    if guidance_dir is not None:
+        argv, env = wiring.wire(argv, env, via, guidance_dir)
     if profile.prompt == "argument":
         if ticket.body.lstrip().startswith("-") and (not argv or argv[-1] != "--"):
             raise UserError(
@@ -67,7 +77,15 @@ def agent_command(ticket: tickets.Ticket, cfg: UserConfig) -> AgentCommand:
                 f"option; end the profile's command with '--' or set prompt: stdin"
             )
         argv.append(ticket.body)
-    return AgentCommand(argv, profile.format, profile.prompt, list(profile.version_command), env, profile.install_hint)
+    return AgentCommand(
+        argv,
+        profile.format,
+        profile.prompt,
+        list(profile.version_command),
+        env,
+        profile.install_hint,
+        guidance_via=via if guidance_dir is not None else None,
+    )
 
 
 def _find_binary(argv0: str) -> str | None:
@@ -140,6 +158,8 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         overrides=ticket.overrides,
         time_scale=ticket.speed,
         snapshot_every_s=settings.snapshot_every_s,
+        guidance_via=cmd.guidance_via,
+        escalation=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation),
         # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
         settings=merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
         state="launching",
@@ -173,6 +193,7 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
     cmd = agent_command(ticket, cfg)
     version = check_agent(ticket.agent, cmd)
     rd = _new_run_dir(ticket.id)
+    cmd = agent_command(ticket, cfg, rd.guidance)  # now that the run has a folder: its guidance inbox
     record = _record(rd.run_id, ticket, cmd, cfg, buckets)
     record.agent_version = version
     try:
@@ -210,6 +231,8 @@ def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True
 def _prepare(rd: RunDir, ticket: tickets.Ticket) -> RunRecord:
     """The run folder's files and the clone; the record as it stands when the agent may start."""
     rd.ticket.write_text(ticket.text, encoding="utf-8")
+    (rd.guidance / "inbox").mkdir(parents=True, exist_ok=True)
+    (rd.guidance / "claimed").mkdir(exist_ok=True)
     git.clone(ticket.repo, rd.clone, base=ticket.base, branch=f"ticket/{ticket.id}")
     tracked = git.tracked_files(rd.clone)
     rd.tracked.write_text("".join(p + "\n" for p in tracked), encoding="utf-8")

@@ -17,6 +17,7 @@ import msgspec
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.recorded import read_tracked
+from orchestrator.guidance import escalate, track
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
@@ -46,6 +47,7 @@ class RunView:
     spend: SpendTotals | None = None
     error: str | None = None  # why this run could not be looked at
     events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
+    ladder_stop: liveness.Decision | None = None  # the escalation ladder's stop rung, to carry out
 
     @property
     def run_id(self) -> str:
@@ -80,6 +82,12 @@ class RunView:
             "started_at": r.started_at,
             "ended_at": r.ended_at,
             "error": self.error,
+            # guidance: how the agent takes it (null: it cannot), every message and its receipt, the ladder
+            "guidance_via": r.guidance_via,
+            "guidance": [msgspec.to_builtins(g) for g in r.guidance],
+            "episode": r.spiral.episode,
+            "escalation_rungs": len(r.escalation),
+            "escalations": [msgspec.to_builtins(e) for e in r.escalations],
         }
 
 
@@ -118,9 +126,9 @@ def refresh(
         view = _view(rd, record, settings, real_now)
         decision = None
         if record.active:
-            cached = _evaluate(rd, record, settings, real_now, view)
+            cached = _evaluate(rd, record, settings, real_now, view, cfg)
             view.spend = _spend(rd, record, cached, cfg)
-            decision = _liveness(record, view, settings, cfg, real_now)
+            decision = _liveness(record, view, settings, cfg, real_now) or view.ladder_stop
             if decision is not None and decision.end_as == "lost" and "tripped" in view.events:
                 # found dead in the pass that would trip it: the page would be for a run nobody runs
                 _untrip(record, view)
@@ -128,10 +136,13 @@ def refresh(
             # the run ended: account its whole log once, and keep the total in its record
             cached = _catch_up(rd, record, settings)
             evaluator.flush(cached)
+            view.events += track.run_ended(rd.guidance, record, cached, real_now)
             record.spend = _spend(rd, record, cached, cfg)
             record.spiral.tool_calls = cached.detector.calls
             view.events.append("spend")
             KEPT.drop(rd.detector_cache)  # an ended run is not looked at again
+        elif track.outstanding(record):  # ended with messages still queued: withdrawn and reported
+            view.events += track.run_ended(rd.guidance, record, None, real_now)
         if view.events:
             state_file.write(rd, record)
         if not KEPT.keep:
@@ -187,8 +198,11 @@ def _settings(record: RunRecord, buckets: BucketsFile) -> Settings:
 KEPT = evaluator.Kept()
 
 
-def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Cached:
-    """The run's cached detector, fed what its files gained since the last call."""
+def _catch_up(rd: RunDir, record: RunRecord, settings: Settings, events: list[str] | None = None) -> evaluator.Cached:
+    """The run's cached detector, fed what its files gained since the last call.
+
+    Guidance receipts are taken first (into `events` and the record, when given), so the detector's
+    windows restart at a receipt before the calls after it are fed."""
     path = rd.detector_cache
     cached = KEPT.obtain(path)
     if cached is None:
@@ -202,6 +216,12 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
             scope=record.scope,  # the ticket's scope globs (the drift signal); none in older records
         )
         cached = evaluator.fresh(det, str(record.format), str(rd.clone), record.model)
+    received = len(events) if events is not None else 0
+    if record.guidance:
+        if events is not None:
+            events += track.receipts(rd.guidance, record, cached)
+        else:
+            track.register(record, cached)
     before = (cached.events_offset, cached.workspace_offset)
     try:
         evaluator.catch_up(cached, rd)
@@ -209,7 +229,7 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings) -> evaluator.Ca
         KEPT.discard(path)  # half fed: the next pass starts again from the file
         raise
     read = cached.events_offset - before[0] + cached.workspace_offset - before[1]
-    KEPT.put(path, cached, read=read)
+    KEPT.put(path, cached, read=read, changed=events is not None and len(events) > received)
     return cached
 
 
@@ -242,8 +262,10 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
     )
 
 
-def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float, view: RunView) -> evaluator.Cached:
-    cached = _catch_up(rd, record, settings)
+def _evaluate(
+    rd: RunDir, record: RunRecord, settings: Settings, real_now: float, view: RunView, cfg: UserConfig
+) -> evaluator.Cached:
+    cached = _catch_up(rd, record, settings, view.events)
     now = RunClock.of(record).at(real_now)
     _provider(record, cached.outcome, view)
     verdict = cached.detector.evaluate(cached.agent_time(now))
@@ -258,15 +280,36 @@ def _evaluate(rd: RunDir, record: RunRecord, settings: Settings, real_now: float
         skipped_lines=cached.skipped_lines + cached.adapter.skipped,
         tool_calls=cached.detector.calls,
     )
+    now_min = track.minutes(record, real_now)
+    if not verdict.tripped:
+        new.tripped_since_min = None
+    elif old.tripped_since_min is None:
+        new.tripped_since_min = now_min
     if verdict.should_page and not old.tripped_in_soft_band:
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
         new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
         new.page_recent = evaluator.briefs(cached)
         view.events.append("tripped")
+    elif verdict.should_page and new.episode > 1 and new.episodes and new.episodes[-1].tripped_at_min is None:
+        # guidance reached the agent after the page, and the windows restarted there: this trip rests on
+        # what it did since, so it is a new episode's page (notice spiral-<n>), never a flood
+        ep = msgspec.structs.replace(
+            new.episodes[-1],
+            tripped_at_min=round(verdict.elapsed_min, 2),
+            signals=list(verdict.signals),
+            evidence=list(new.evidence),
+            recent=evaluator.briefs(cached),
+        )
+        new.episodes = [*new.episodes[:-1], ep]
+        view.events.append(f"tripped again (episode {ep.n})")
     # counts move with every call; the record is rewritten only when the verdict changes
-    if _verdict_changed(old, new):
+    if _verdict_changed(old, new) or view.events:
         record.spiral = new
         view.events.append("evaluated")
+    if record.guidance:
+        view.events += track.after_verdict(rd.guidance, record, cached, verdict, real_now, cfg.guidance)
+    climbed, view.ladder_stop = escalate.climb(rd.guidance, record, real_now, now_min)
+    view.events += climbed
     return cached
 
 
@@ -296,7 +339,7 @@ def _untrip(record: RunRecord, view: RunView) -> None:
 
 
 def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
-    keys = ("region", "signals", "suspicion", "evidence", "signals_seen", "tripped_in_soft_band")
+    keys = ("region", "signals", "suspicion", "evidence", "signals_seen", "tripped_in_soft_band", "tripped_since_min")
     return any(getattr(old, k) != getattr(new, k) for k in keys)
 
 

@@ -11,10 +11,12 @@ from msgspec import Meta
 
 from orchestrator.config import UserConfig
 from orchestrator.corpus.case import Globs, scope_globs
+from orchestrator.guidance import ladder
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.typed_yaml import FreeMapping, Paths, Strict, convert, one_of
 from orchestrator.record.layout import CaseFiles
+from orchestrator.record.model import Rung
 from spiral.settings import BUCKET_NAMES
 
 TICKET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -54,6 +56,7 @@ class Ticket:
     overrides: dict[str, Any] = field(default_factory=dict)
     demo_case: Path | None = None
     speed: float = 1.0
+    escalation: list[Rung] | None = None  # the ticket's own ladder (None: the profile's, if any)
     text: str = ""
     lines: yamlfile.Lines = field(default_factory=dict)
     line_offset: int = 1
@@ -70,6 +73,8 @@ class _Front(Strict):
     overrides: FreeMapping | None = None
     demo_case: Annotated[str, Meta(description="must be a path to a corpus case folder")] | None = None
     speed: Annotated[float, Meta(gt=0, le=1000, description="must be a number in (0, 1000]")] = 1.0
+    # checked by orchestrator.guidance.ladder, which owns its keys; `false` turns a profile's ladder off
+    escalation: Any = None
 
 
 def resolve(ref: str, cfg: UserConfig) -> Path:
@@ -125,6 +130,12 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         raise fail(("agent",), "the demo agent needs demo_case: a corpus case folder to re-enact")
     if not body:
         raise UserError(f"{path}: the ticket has no task text after the front matter")
+    escalation = None
+    if "escalation" in (data or {}):
+        try:
+            escalation = ladder.parse(front_matter.escalation)
+        except ladder.LadderError as exc:
+            raise fail(exc.path, exc.message) from None
     return Ticket(
         path=path,
         id=front_matter.id,
@@ -138,6 +149,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         overrides=front_matter.overrides or {},
         demo_case=demo_case,
         speed=front_matter.speed,
+        escalation=escalation,
         text=text,
         lines=lines,
     )

@@ -1,0 +1,54 @@
+"""Climb the run's escalation ladder when a rung is due (ladder.py decides; this acts and records).
+
+Called under the run's lock by each pass, after the verdict. A text rung queues its message like
+`nudge` does (by "escalation"); a stop rung asks for the run to be stopped and recorded `stalled`
+with the ladder as its reason. Every rung climbed is kept in the record (`escalations`) and sent as
+an `escalation` notice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.guidance import ladder, stock, track
+from orchestrator.record.model import Escalation, RunRecord
+from orchestrator.runs.liveness import Decision
+from spiral.timestamps import format_ts
+
+
+def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tuple[list[str], Decision | None]:
+    """What this pass climbed (as pass events), and the stop to carry out, if the rung was a stop."""
+    if not record.escalation:
+        return [], None
+    s = record.spiral
+    due = ladder.next_due(
+        record.escalation,
+        record.escalations,
+        record.guidance,
+        page_at_min=s.tripped_at_min,
+        evidence_since_min=s.tripped_since_min,
+        now_min=now_min,
+    )
+    if due is None:
+        return [], None
+    rung = record.escalation[due.rung - 1]
+    step = Escalation(
+        rung=due.rung,
+        action=due.action,
+        at=format_ts(real_now),
+        at_min=now_min,
+        why=due.why,
+        signals=list(s.signals),
+        evidence=list(s.evidence),
+    )
+    record.escalations.append(step)
+    if due.action == "stop":
+        return [f"escalation {due.rung}: stop"], Decision(
+            "stalled", f"escalation ladder rung {due.rung} (stop): {due.why}"
+        )
+    if record.guidance_via is None:
+        step.why += "; this run's agent takes no guidance, so nothing was sent"
+        return [f"escalation {due.rung}: {due.action} (not sent)"], None
+    g = track.queue(gdir, record, rung.text or stock.text(due.action, record), due.action, "escalation", real_now)
+    step.guidance_id = g.id
+    return [f"escalation {due.rung}: {due.action} queued as {g.id}"], None

@@ -1,0 +1,177 @@
+"""A run's guidance, kept in its record: queued, received (the receipt), undelivered, answered.
+
+Called under the run's lock: `queue` by `nudge` and by the ladder, `receipts` by each pass before
+the detector is fed (so the windows restart at the receipt, not a pass later), `after_verdict`
+once the verdict is in, `run_ended` when the run is over. The inbox files are the hand-over
+(inbox.py); the record is what `status`, the pages and the ledger read.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from orchestrator.guidance import inbox
+from orchestrator.guidance.policy import Policy
+from orchestrator.notify.pages import redact
+from orchestrator.record.clock import RunClock
+from orchestrator.record.model import Episode, Guidance, RunRecord
+from orchestrator.runs import evaluator
+from spiral.timestamps import format_ts
+from spiral.verdict import Verdict
+
+TEXT_KEPT = 400  # characters of the text kept in the record (the inbox file has it whole)
+WITHDRAWN = "withdrawn"
+
+
+def minutes(record: RunRecord, real: float) -> float:
+    clock = RunClock.of(record)
+    return round(max(0.0, clock.seconds(real - clock.started_at)) / 60.0, 2)
+
+
+def queue(gdir: Path, record: RunRecord, text: str, kind: str, by: str, real_now: float) -> Guidance:
+    """Put a message in the run's inbox and its entry in the record (the caller holds the lock, writes)."""
+    seq = len(record.guidance) + 1
+    g = Guidance(
+        id=f"g{seq}",
+        seq=seq,
+        kind=kind,
+        by=by,
+        text=_kept(text),
+        via=record.guidance_via,
+        queued_at=format_ts(real_now),
+        queued_at_min=minutes(record, real_now),
+    )
+    inbox.queue(gdir, seq, g.id, text, kind, g.queued_at or "")
+    record.guidance.append(g)
+    return g
+
+
+def _kept(text: str) -> str:
+    text = redact(text.strip())
+    return text if len(text) <= TEXT_KEPT else text[: TEXT_KEPT - 3] + "..."
+
+
+def _name(g: Guidance) -> str:
+    return f"{g.seq:04d}-{g.id}.json"
+
+
+def outstanding(record: RunRecord) -> list[Guidance]:
+    return [g for g in record.guidance if g.received_at is None and g.undelivered is None]
+
+
+def register(record: RunRecord, cached: evaluator.Cached) -> None:
+    """The receipts already recorded, given to the detector (a cache rebuilt from the files learns them
+    again before it is fed, so its windows restart where they did; known ones are skipped)."""
+    clock = RunClock.of(record)
+    for g in record.guidance:
+        if g.received_epoch is not None:
+            evaluator.restart_at(cached, clock.at(g.received_epoch))
+
+
+def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached) -> list[str]:
+    """Fold new receipts into the record and restart the detector's windows at each; what happened."""
+    register(record, cached)
+    clock = RunClock.of(record)
+    waiting = outstanding(record)
+    if not waiting:
+        return []
+    got = {c.message.name: c for c in inbox.claimed(gdir)}
+    events = []
+    for g in waiting:
+        c = got.get(_name(g))
+        if c is None:
+            continue
+        g.received_epoch = c.received_at
+        g.received_at = format_ts(c.received_at)
+        g.received_at_min = minutes(record, c.received_at)
+        g.received_via = c.via
+        g.signals_at_receipt = list(record.spiral.signals)
+        evaluator.restart_at(cached, clock.at(c.received_at))
+        s = record.spiral
+        s.windows_since_min = g.received_at_min
+        current_tripped = (
+            s.tripped_in_soft_band if s.episode == 1 else bool(s.episodes and s.episodes[-1].tripped_at_min is not None)
+        )
+        if current_tripped:  # the person (or the ladder) acted on a page: what comes next is a new episode
+            s.episode += 1
+            s.episodes.append(Episode(n=s.episode, since_min=g.received_at_min))
+        s.tripped_since_min = None
+        events.append(f"guidance {g.id} received")
+    return events
+
+
+def after_verdict(
+    gdir: Path, record: RunRecord, cached: evaluator.Cached, verdict: Verdict, real_now: float, policy: Policy
+) -> list[str]:
+    """The first calls after each receipt, answers whose window closed, messages past the delivery bound."""
+    now_min = minutes(record, real_now)
+    events: list[str] = []
+    clock = RunClock.of(record)
+    for g in record.guidance:
+        if g.received_epoch is not None and len(g.first_calls_after) < evaluator.FOLLOWERS:
+            first = evaluator.followers(cached, clock.at(g.received_epoch))
+            if first is not None and len(first) > len(g.first_calls_after):
+                g.first_calls_after = first
+                events.append("guidance followed")
+        if g.received_at_min is not None and g.answer is None:
+            answer = _answer(record, g, verdict, now_min, policy)
+            if answer is not None:
+                g.answer, g.answer_at_min = answer, now_min
+                events.append(f"guidance {g.id} {answer}")
+    for g in outstanding(record):
+        if g.queued_at_min is not None and now_min - g.queued_at_min >= policy.deliver_min:
+            why = (
+                f"not received within {policy.deliver_min:g} min: the agent reached no turn boundary "
+                "(no tool call finished) since it was queued"
+            )
+            if withdraw(gdir, g, why, now_min):
+                events.append(f"guidance {g.id} undelivered")
+    return events
+
+
+def _answer(record: RunRecord, g: Guidance, verdict: Verdict, now_min: float, policy: Policy) -> str | None:
+    if not g.signals_at_receipt:
+        return "nothing firing"  # sent while no signal fired: there is no behaviour to change
+    s = record.spiral
+    opened = next((e for e in s.episodes if e.since_min == g.received_at_min), None)
+    if opened is not None and opened.tripped_at_min is not None:
+        return "ignored"  # it tripped again on what the agent did after it
+    if now_min - (g.received_at_min or 0.0) < policy.answer_min:
+        return None
+    still = set(verdict.signals) & set(g.signals_at_receipt)
+    return "ignored" if still else "recovered"
+
+
+def withdraw(gdir: Path, g: Guidance, why: str, now_min: float) -> bool:
+    """Take a message back out of the inbox; False when the agent claimed it first (it is received)."""
+    src = gdir / inbox.INBOX / _name(g)
+    dst_dir = gdir / WITHDRAWN
+    try:
+        dst_dir.mkdir(parents=True, exist_ok=True)
+        os.rename(src, dst_dir / _name(g))
+    except FileNotFoundError:
+        if (gdir / inbox.CLAIMED / _name(g)).exists():
+            return False  # claimed meanwhile: the next pass records its receipt
+    except OSError:
+        return False
+    g.undelivered, g.answer_at_min = why, now_min
+    return True
+
+
+def run_ended(gdir: Path, record: RunRecord, cached: evaluator.Cached | None, real_now: float) -> list[str]:
+    """The run is over: receipts that came in last, then nothing still queued is left pretending."""
+    events = receipts(gdir, record, cached) if cached is not None else []
+    now_min = minutes(record, real_now)
+    for g in outstanding(record):
+        if withdraw(gdir, g, f"the run ended ({record.state}) before the agent's next turn boundary", now_min):
+            events.append(f"guidance {g.id} undelivered")
+    for g in record.guidance:
+        if g.received_at_min is not None and g.answer is None:
+            if not g.signals_at_receipt:
+                g.answer = "nothing firing"
+            else:
+                g.answer = "ignored" if set(record.spiral.signals) & set(g.signals_at_receipt) else "recovered"
+            g.answer_at_min = now_min
+            events.append(f"guidance {g.id} {g.answer}")
+    return events
