@@ -293,6 +293,10 @@ def test_guidance_reaches_an_agent_that_recovers_and_the_answer_is_recorded(
     assert not any("again" in t for t in receiver.titles())
     table = cli("status").stdout
     assert "g1 received" in table
+    # the ledger can tell how often guidance works
+    q = "SELECT run_id, kind, sent_by, via, answer FROM guidance"
+    rows = json.loads(cli("history", "--sql", q, "--json").stdout)["rows"]
+    assert rows == [{"run_id": run_id, "kind": "text", "sent_by": "person", "via": "inbox file", "answer": "recovered"}]
 
 
 def test_an_ignoring_agent_climbs_the_ladder_when_it_is_on(
@@ -318,6 +322,9 @@ def test_an_ignoring_agent_climbs_the_ladder_when_it_is_on(
     # each rung after the first counted from the previous rung's receipt, on evidence from after it
     assert s["escalations"][1]["at_min"] >= s["guidance"][0]["received_at_min"] + 0.02
     assert s["spiral"]["episode"] >= 2
+    q = "SELECT rung, action, guidance_id FROM escalations ORDER BY rung"
+    rows = json.loads(cli("history", "--sql", q, "--json").stdout)["rows"]
+    assert [r["action"] for r in rows] == ["nudge", "redirect", "stop"] and rows[2]["guidance_id"] is None
 
 
 def test_an_ignoring_agent_is_never_acted_on_when_the_ladder_is_off(
@@ -327,7 +334,7 @@ def test_an_ignoring_agent_is_never_acted_on_when_the_ladder_is_off(
     home.mkdir(parents=True, exist_ok=True)
     config(home, receiver, guidance_answer_minutes=0.02)
     watcher()
-    run_id = _spiral_run(tmp_path, repo, home, spiral_then(recover=False, n=500))
+    run_id = _spiral_run(tmp_path, repo, home, spiral_then(recover=False, n=300))
     assert cli("nudge", run_id, "--wrap-up").returncode == 0
     wait(lambda: state(home, run_id)["state"] != "running", timeout=60, what="the run's end")
     wait(lambda: state(home, run_id)["guidance"][0]["answer"] is not None, timeout=20, what="the answer")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ class LedgerRows:
     signals: list[tuple[str, bool]]
     notices: list[tuple[str, bool, int, datetime | None, str | None]]
     ending: tuple[str, str | None, datetime | None, int | None] | None
+    guidance: list[tuple[Any, ...]] = field(default_factory=list)  # the `guidance` table's rows, less run_id
+    escalations: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 def _when(value: Any) -> datetime | None:
@@ -117,4 +119,22 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
     ending = None
     if record.ended_at:
         ending = (record.state, record.reason, _when(record.ended_at), record.exit_code)
-    return LedgerRows(row, signals, notices, ending)
+    guidance = [
+        (
+            g.id,
+            g.kind,
+            g.by,
+            g.via,
+            _when(g.queued_at),
+            g.queued_at_min,
+            _when(g.received_at),
+            g.received_at_min,
+            g.undelivered,
+            ",".join(g.signals_at_receipt) or None,
+            g.answer,
+            g.answer_at_min,
+        )
+        for g in record.guidance
+    ]
+    escalations = [(e.rung, e.action, _when(e.at), e.at_min, e.why, e.guidance_id) for e in record.escalations]
+    return LedgerRows(row, signals, notices, ending, guidance, escalations)

@@ -24,7 +24,7 @@ from orchestrator.ledger.prices import fingerprint as prices_fingerprint
 from orchestrator.ledger.rows import LedgerRows, read_run
 from orchestrator.record.layout import EVENTS, RunDir
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 OPEN_RETRY_S = 10.0
 
 # Each entry migrates the schema from version i to i + 1.
@@ -50,6 +50,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN cache_write_tokens BIGINT;
     ALTER TABLE runs ADD COLUMN cost_usd DOUBLE;
     ALTER TABLE runs ADD COLUMN unpriced_models VARCHAR;
+    DELETE FROM meta WHERE key = 'prices';
+    """,
+    # 3: guidance and the escalation ladder (issue 12): every message with its receipt and its answer,
+    # so `history --sql` can tell how often guidance works. Runs indexed before are read again.
+    """
+    CREATE TABLE guidance (run_id VARCHAR, id VARCHAR, kind VARCHAR, sent_by VARCHAR, via VARCHAR,
+                           queued_at TIMESTAMP, queued_at_min DOUBLE, received_at TIMESTAMP,
+                           received_at_min DOUBLE, undelivered VARCHAR, signals_at_receipt VARCHAR,
+                           answer VARCHAR, answer_at_min DOUBLE);
+    CREATE TABLE escalations (run_id VARCHAR, rung INTEGER, action VARCHAR, climbed_at TIMESTAMP, at_min DOUBLE,
+                              why VARCHAR, guidance_id VARCHAR);
     DELETE FROM meta WHERE key = 'prices';
     """,
 ]
@@ -233,12 +244,14 @@ def refresh(
             ap = con.appender("stale")
             ap.append_rows([(r,) for r in stale])
             ap.flush()
-            for table in ("runs", "endings", "signals", "notifications"):
+            for table in ("runs", "endings", "signals", "notifications", "guidance", "escalations"):
                 con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM stale)")
         _append(con, "runs", [tuple(r.row[c] for c in RUN_COLUMNS) for r in records], RUN_COLUMNS)
         _append(con, "endings", [(r.row["run_id"], *r.ending) for r in records if r.ending], None)
         _append(con, "signals", [(r.row["run_id"], s, p) for r in records for s, p in r.signals], None)
         _append(con, "notifications", [(r.row["run_id"], *n) for r in records for n in r.notices], None)
+        _append(con, "guidance", [(r.row["run_id"], *g) for r in records for g in r.guidance], None)
+        _append(con, "escalations", [(r.row["run_id"], *e) for r in records for e in r.escalations], None)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('prices', ?)", [fingerprint])
         con.execute("COMMIT")
     stats.indexed = len(records)
