@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from orchestrator import jsonout  # json only: cheap enough for every command
+from orchestrator.guidance.command import JsonOpt, nudge_command
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ corpus_app = typer.Typer(help="Recorded runs: turn real agent logs into corpus c
 app.add_typer(corpus_app, name="corpus")
 ledger_app = typer.Typer(help="The DuckDB run ledger: an index over the run folders.", no_args_is_help=True)
 app.add_typer(ledger_app, name="ledger")
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (with a version key) instead of a table.")]
 
 
 def _out() -> Console:
@@ -255,44 +254,7 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
-@app.command()
-def nudge(
-    run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    text: Annotated[str | None, typer.Argument(help="What the agent should do instead, in your words.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Read the guidance text from this file.")] = None,
-    redirect: Annotated[
-        bool, typer.Option("--redirect", help="Stock wording: stop repeating, re-read the task, change approach.")
-    ] = False,
-    wrap_up: Annotated[
-        bool, typer.Option("--wrap-up", help="Stock wording: keep what works, clean up, say what is left, finish.")
-    ] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Queue guidance for a running agent, delivered at its next turn boundary.
-
-    Claude Code and Codex get it through a hook after their next tool call (never
-    mid-call), in the very next model request; other agents read the inbox file
-    named by $ORCHESTRATOR_GUIDANCE_DIR. The run records the receipt (`status`
-    shows it); a message not received within guidance_deliver_minutes is taken
-    back and reported. The stock wordings name the evidence from the page.
-    """
-    from orchestrator.guidance.nudge import compose
-    from orchestrator.guidance.nudge import nudge as do_nudge
-    from orchestrator.runs.monitor import find_run
-
-    kind = "redirect" if redirect else None
-    if wrap_up:
-        kind = "wrap-up" if kind is None else "both"
-    if kind == "both":
-        raise UserError("choose one of --redirect and --wrap-up")
-    body, kind_given = compose(text, file, kind)
-    g = do_nudge(find_run(run), body, kind_given)
-    if as_json:
-        _print_json(
-            {"run_id": find_run(run).name, "guidance": g.id, "kind": g.kind, "via": g.via, "queued_at": g.queued_at}
-        )
-    else:
-        typer.echo(f"{g.id} queued for {find_run(run).name} ({g.via}): it reaches the agent after its next tool call")
+app.command("nudge")(nudge_command)  # orchestrator/guidance/command.py
 
 
 @app.command()

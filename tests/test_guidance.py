@@ -428,3 +428,29 @@ def test_the_demo_agent_reads_its_inbox(tmp_path: Path, repo: Path, home: Path) 
     wait(lambda: not list((home / "runs" / run_id / "guidance" / "inbox").glob("*.json")), timeout=30, what="claim")
     assert (ROOT / "orchestrator" / "demo" / "agent.py").exists()
     cli("kill", run_id)
+
+
+def test_a_nudged_run_folder_replays_with_its_restarts(tmp_path: Path) -> None:
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.corpus.case import load_case
+    from orchestrator.corpus.replay import replay_case
+
+    case = tmp_path / "case"
+    import shutil
+
+    shutil.copytree(CORPUS / "spiral-001-fixture-shim", case)
+    before = replay_case(case, BucketsFile())
+    assert before.notified_at_min is not None
+    text = (case / "case.yaml").read_text()
+    started = load_case(case).started_at
+    from spiral.timestamps import format_ts
+
+    # guidance received every minute from the start: the windows never fill, nothing can repeat 20 times in one
+    times = ", ".join(f'"{format_ts(started + 60 * m)}"' for m in range(1, 200))
+    (case / "case.yaml").write_text(text + f"guidance_received: [{times}]\n")
+    assert load_case(case).guidance_received[0] == started + 60
+    after = replay_case(case, BucketsFile())
+    assert after.notified_at_min is None or after.notified_at_min > before.notified_at_min
+    (case / "case.yaml").write_text(text + "guidance_received: [yesterday]\n")
+    p = cli("replay", str(case))
+    assert p.returncode == 2 and "guidance_received" in p.stderr and "case.yaml:" in p.stderr

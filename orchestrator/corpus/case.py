@@ -68,6 +68,8 @@ class Case:
     overrides: dict[str, Any]
     expect: Expect
     scope: tuple[str, ...] = ()  # optional: the ticket's scope globs (the drift signal); () as before
+    # optional: when guidance reached the agent (epoch seconds); the detector's windows restart there
+    guidance_received: tuple[float, ...] = ()
     lines: yamlfile.Lines = field(repr=False, default_factory=dict)
 
     @property
@@ -87,9 +89,14 @@ class _File(Strict):
     workdir: Annotated[str, Meta(pattern="^/", description="must be an absolute path")] | None = None
     overrides: FreeMapping | None = None
     scope: Globs | None = None
+    guidance_received: Annotated[list[Any], Meta(description="must be a list of ISO-8601 times")] | None = None
 
     def __post_init__(self) -> None:
         self.started_at, self.ended_at = _when(self.started_at), _when(self.ended_at)
+        received = [_when(t) for t in self.guidance_received or ()]
+        if any(t is None for t in received):
+            raise Invalid("guidance_received", "must be a list of ISO-8601 times")
+        self.guidance_received = received
         for key in ("started_at", "ended_at"):
             if getattr(self, key) is None:
                 raise Invalid(key, "must be an ISO-8601 time")
@@ -114,6 +121,7 @@ def load_case(folder: Path) -> Case:
         overrides=doc.overrides or {},
         expect=doc.expect,
         scope=scope_globs(doc.scope),
+        guidance_received=tuple(sorted(t for t in doc.guidance_received or () if t is not None)),
         lines=lines,
     )
 

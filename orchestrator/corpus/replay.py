@@ -75,6 +75,7 @@ def walk_recording(
     outputs: tuple[str, ...] | list[str] = (),
     workdir: str | None = None,
     scope: tuple[str, ...] | list[str] = (),
+    restarts: Iterable[float] = (),
 ) -> TickWalk:
     """A fresh detector walked over a recording on its tick clock, until it pages: the one replay set-up
     (replay, eval, the detection benchmark and the real-trace table all use it). `snaps` is read lazily."""
@@ -87,6 +88,8 @@ def walk_recording(
         workdir=workdir,
         scope=scope,  # a case's `scope:` (the drift signal); () as in a case without one
     )
+    for at in restarts:  # guidance the agent received: the windows restart there, as they did live
+        detector.restart(at)
     walk = TickWalk(start, end, settings.tick_s or 30.0, detector, snaps or ())
     return drive(walk, timeline, to_calls)
 
@@ -118,6 +121,7 @@ def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tupl
     events: Iterator[tuple[float, Any]] = read_events(files.events, counter)
     snaps: Iterator[Snapshot] = distinct_snapshots(read_snapshots(files.workspace, counter))
     end = case.ended_at
+    restarts: list[float] = list(case.guidance_received)
     if blocked:
 
         def agent(ts: float) -> float:
@@ -130,6 +134,7 @@ def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tupl
         events = ((agent(ts), data) for ts, data in events)
         snaps = map(on_agent_clock, snaps)
         end = agent(end)
+        restarts = [agent(t) for t in restarts]
     walk = walk_recording(
         settings,
         bucket=case.bucket,
@@ -142,6 +147,7 @@ def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tupl
         outputs=case.outputs,
         workdir=case.workdir,
         scope=case.scope,
+        restarts=restarts,
     )
     detector = walk.detector
     for ts, data in events:

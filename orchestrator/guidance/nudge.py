@@ -14,8 +14,11 @@ from orchestrator.record.model import Guidance
 MAX_TEXT = 20_000  # characters: guidance is a few sentences; a pasted log belongs in a file the agent can read
 
 
-def compose(text: str | None, file: Path | None, kind: str | None) -> tuple[str | None, str]:
+def compose(text: str | None, file: Path | None, redirect: bool, wrap_up: bool) -> tuple[str | None, str]:
     """(the person's text, or None for a stock wording; its kind) from the command's options."""
+    if redirect and wrap_up:
+        raise UserError("choose one of --redirect and --wrap-up")
+    kind = "redirect" if redirect else "wrap-up" if wrap_up else None
     given = [x for x in (text is not None, file is not None, kind is not None) if x]
     if len(given) != 1:
         raise UserError("nudge takes exactly one of: TEXT, --file FILE, --redirect, --wrap-up")

@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import msgspec
+
 from orchestrator.guidance import inbox
 from orchestrator.guidance.policy import Policy
 from orchestrator.notify.pages import redact
 from orchestrator.record.clock import RunClock
-from orchestrator.record.model import Episode, Guidance, RunRecord
+from orchestrator.record.model import Episode, Guidance, RunRecord, SpiralState
 from orchestrator.runs import evaluator
 from spiral.timestamps import format_ts
 from spiral.verdict import Verdict
@@ -175,3 +177,39 @@ def run_ended(gdir: Path, record: RunRecord, cached: evaluator.Cached | None, re
             g.answer_at_min = now_min
             events.append(f"guidance {g.id} {g.answer}")
     return events
+
+
+def episode(
+    old: SpiralState, new: SpiralState, verdict: Verdict, cached: evaluator.Cached, now_min: float
+) -> list[str]:
+    """Since when the verdict has been tripped (the ladder reads it), and a later episode's trip.
+
+    Guidance reached the agent after the page and the windows restarted there, so a trip now rests on
+    what the agent did since: it is the new episode's page (notice spiral-<n>), once, never a flood.
+    """
+    if not verdict.tripped:
+        new.tripped_since_min = None
+    elif old.tripped_since_min is None:
+        new.tripped_since_min = now_min
+    if not (verdict.should_page and new.episode > 1 and new.episodes and new.episodes[-1].tripped_at_min is None):
+        return []
+    ep = msgspec.structs.replace(
+        new.episodes[-1],
+        tripped_at_min=round(verdict.elapsed_min, 2),
+        signals=list(verdict.signals),
+        evidence=list(new.evidence),
+        recent=evaluator.briefs(cached),
+    )
+    new.episodes = [*new.episodes[:-1], ep]
+    return [f"tripped again (episode {ep.n})"]
+
+
+def status_fields(r: RunRecord) -> dict[str, object]:
+    """`status --json`: how the agent takes guidance (null: it cannot), every message and its receipt, the ladder."""
+    return {
+        "guidance_via": r.guidance_via,
+        "guidance": [msgspec.to_builtins(g) for g in r.guidance],
+        "episode": r.spiral.episode,
+        "escalation_rungs": len(r.escalation),
+        "escalations": [msgspec.to_builtins(e) for e in r.escalations],
+    }

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from orchestrator.infra.atomic import write_text_atomic
+from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import CaseFiles, RunDir
 from orchestrator.record.model import RunRecord
 from spiral.timestamps import format_ts, parse_ts
@@ -25,6 +26,14 @@ def case_text(case: dict[str, Any], *, width: int = 100, ascii_only: bool = Fals
 def with_scope(scope: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """The `scope:` entry of a case mapping: none at all when empty, so such a case.yaml reads as before."""
     return {"scope": list(scope)} if scope else {}
+
+
+def with_receipts(record: RunRecord) -> dict[str, Any]:
+    """The `guidance_received:` entry: when guidance reached the agent (run clock), where the detector's
+    windows restarted; none at all when no guidance was received, so such a case.yaml reads as before."""
+    clock = RunClock.of(record)
+    times = [format_ts(clock.at(g.received_epoch)) for g in record.guidance if g.received_epoch is not None]
+    return {"guidance_received": times} if times else {}
 
 
 def write_case(folder: CaseFiles | Path, case: dict[str, Any], *, width: int = 100, ascii_only: bool = False) -> None:
@@ -46,6 +55,7 @@ def write_run_case(run: RunDir | Path, record: RunRecord, ended_run_ts: float | 
         "ended_at": format_ts(max(started, ended)),
         "outputs": list(record.outputs),
         **with_scope(record.scope),
+        **with_receipts(record),
         "workdir": str(rd.clone),
         "overrides": record.overrides,
         # the observed outcome; a person relabels it when adding the run to the corpus

@@ -82,12 +82,7 @@ class RunView:
             "started_at": r.started_at,
             "ended_at": r.ended_at,
             "error": self.error,
-            # guidance: how the agent takes it (null: it cannot), every message and its receipt, the ladder
-            "guidance_via": r.guidance_via,
-            "guidance": [msgspec.to_builtins(g) for g in r.guidance],
-            "episode": r.spiral.episode,
-            "escalation_rungs": len(r.escalation),
-            "escalations": [msgspec.to_builtins(e) for e in r.escalations],
+            **track.status_fields(r),
         }
 
 
@@ -281,27 +276,12 @@ def _evaluate(
         tool_calls=cached.detector.calls,
     )
     now_min = track.minutes(record, real_now)
-    if not verdict.tripped:
-        new.tripped_since_min = None
-    elif old.tripped_since_min is None:
-        new.tripped_since_min = now_min
     if verdict.should_page and not old.tripped_in_soft_band:
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
         new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
         new.page_recent = evaluator.briefs(cached)
         view.events.append("tripped")
-    elif verdict.should_page and new.episode > 1 and new.episodes and new.episodes[-1].tripped_at_min is None:
-        # guidance reached the agent after the page, and the windows restarted there: this trip rests on
-        # what it did since, so it is a new episode's page (notice spiral-<n>), never a flood
-        ep = msgspec.structs.replace(
-            new.episodes[-1],
-            tripped_at_min=round(verdict.elapsed_min, 2),
-            signals=list(verdict.signals),
-            evidence=list(new.evidence),
-            recent=evaluator.briefs(cached),
-        )
-        new.episodes = [*new.episodes[:-1], ep]
-        view.events.append(f"tripped again (episode {ep.n})")
+    view.events += track.episode(old, new, verdict, cached, now_min)
     # counts move with every call; the record is rewritten only when the verdict changes
     if _verdict_changed(old, new) or view.events:
         record.spiral = new
