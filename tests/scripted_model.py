@@ -26,6 +26,24 @@ Every request is recorded (:attr:`ScriptedModel.exchanges`), including the
 tool results / function-call outputs the client sent back, so a test can
 assert that a tool really ran and what it printed.
 
+A script can change when the model is *told* something: ``after_text``
+maps a marker text to alternative steps, e.g. ::
+
+    model.set_script(debug_loop_script(60), after_text={"MARKER-1": [Run("make test"), Reply("fixed")]})
+
+The first main-loop request whose body holds ``"MARKER-1"`` anywhere (in any
+string of its JSON: a guidance ``<system-reminder>`` block, a ``developer``
+message, a tool result) *switches* the script: that request and every later
+one are served the alternative steps, numbered from the switch (the request
+at the switch position gets the alternative's turn 0, the next its turn 1,
+and so on; a retry of a request gets the same turn, as before).  The switch
+latches: it stays on whether or not later requests still carry the marker.
+With several markers, the one that switched last is served.  Side requests
+never switch.  :meth:`ScriptedModel.switched_at` gives the position a marker
+switched at (``None``: not yet), :meth:`ScriptedModel.first_request_containing`
+the first recorded request whose body holds a text, and
+:meth:`ScriptedModel.requests_containing` all of them.
+
 In-process use, e.g. from a pytest fixture::
 
     @pytest.fixture
@@ -751,6 +769,7 @@ class ScriptedModel:
         side_usage: Usage = Usage(10, 1, 0, 0, 1),
         log: str | None = None,
         echo: bool = False,
+        after_text: dict[str, Sequence[Step]] | None = None,
     ):
         self._port = port
         self.workdir = workdir
@@ -761,6 +780,7 @@ class ScriptedModel:
         self._echo = echo
         self._lock = threading.Lock()
         self._plan = _Plan(script)
+        self._switches = [_Switch(m, steps) for m, steps in (after_text or {}).items()]
         self._exchanges: list[Exchange] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -804,10 +824,27 @@ class ScriptedModel:
 
     # -- script control ------------------------------------------------------
 
-    def set_script(self, script: Sequence[Step]) -> None:
-        """Replace the script (records are kept)."""
+    def set_script(self, script: Sequence[Step], after_text: dict[str, Sequence[Step]] | None = None) -> None:
+        """Replace the script (records are kept); ``after_text``: marker -> the steps served from the
+        first request carrying the marker on (see the module docstring)."""
         with self._lock:
             self._plan = _Plan(script)
+            self._switches = [_Switch(m, steps) for m, steps in (after_text or {}).items()]
+
+    def switched_at(self, marker: str) -> int | None:
+        """The conversation position at which ``marker`` switched the script (None: it has not)."""
+        with self._lock:
+            return next((sw.at_position for sw in self._switches if sw.marker == marker), None)
+
+    def requests_containing(self, text: str, kinds: Iterable[str] = ("turn",)) -> list[Exchange]:
+        """The recorded requests of these kinds whose body holds ``text`` (in any string), in order."""
+        wanted = set(kinds)
+        return [e for e in self.exchanges if e.kind in wanted and _holds_text(e.body, text)]
+
+    def first_request_containing(self, text: str, kinds: Iterable[str] = ("turn",)) -> Exchange | None:
+        """The first recorded request of these kinds whose body holds ``text`` (None: none yet)."""
+        found = self.requests_containing(text, kinds)
+        return found[0] if found else None
 
     # -- records -----------------------------------------------------------
 
@@ -848,12 +885,27 @@ class ScriptedModel:
             return "side", None, Reply(self.side_reply, usage=self.side_usage)
         position = dialect.position(body)
         with self._lock:
-            fail = self._plan.take_fault(position)
+            plan, offset = self._plan, 0
+            if self._switches:
+                plan, offset = self._switched_plan(body, position)
+            fail = plan.take_fault(position - offset)
             if fail is not None:
                 return "fail", position, fail
-            if position < len(self._plan.turns):
-                return "turn", position, self._plan.turns[position]
+            if position - offset < len(plan.turns):
+                return "turn", position, plan.turns[position - offset]
         return "exhausted", position, Reply(self.exhausted_reply)
+
+    def _switched_plan(self, body: dict, position: int) -> tuple[_Plan, int]:
+        """(plan, the position its turn 0 is served at) for a main-loop request; under the lock."""
+        for sw in self._switches:
+            if sw.at_position is None and _holds_text(body, sw.marker):
+                sw.at_position = position
+                sw.order = 1 + max(s.order for s in self._switches)
+        live = [sw for sw in self._switches if sw.at_position is not None and position >= sw.at_position]
+        if not live:
+            return self._plan, 0
+        sw = max(live, key=lambda s: s.order)
+        return sw.plan, sw.at_position
 
     def _record(self, exchange: Exchange) -> None:
         with self._lock:
@@ -872,6 +924,27 @@ class ScriptedModel:
             line = json.dumps(exchange.summary() | {"headers": exchange.headers})
             with self._lock, open(self._log_path, "a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
+
+
+def _holds_text(obj: Any, text: str) -> bool:
+    """Whether any string inside a decoded JSON body (keys included) contains ``text``."""
+    if isinstance(obj, str):
+        return text in obj
+    if isinstance(obj, dict):
+        return any(_holds_text(k, text) or _holds_text(v, text) for k, v in obj.items())
+    if isinstance(obj, list):
+        return any(_holds_text(v, text) for v in obj)
+    return False
+
+
+class _Switch:
+    """An alternative plan served once a request carries ``marker``."""
+
+    def __init__(self, marker: str, steps: Sequence[Step]):
+        self.marker = marker
+        self.plan = _Plan(steps)
+        self.at_position: int | None = None  # the position of the request that switched
+        self.order = 0  # switches happen in this order (the latest one is served)
 
 
 class _Handler(BaseHTTPRequestHandler):
