@@ -30,12 +30,15 @@ def refused(path: Path, text: str) -> str:
     [
         (
             "heartbeat_seconds: 60\ncolour: red\n",
-            "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, default_agent, heartbeat_seconds, "
+            "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, default_agent, "
+            "guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
             "notify, prices, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",
-            "config.yaml:4: unknown key 'agents.x.colour' (known: command, env, format, model, prompt, version_command)",
+            "config.yaml:4: unknown key 'agents.x.colour' (known: command, env, escalation, format, guidance, model, "
+            "prompt, "
+            "version_command)",
         ),
         ("heartbeat_seconds: true\n", "config.yaml:1: heartbeat_seconds must be a positive number, got true"),
         ("heartbeat_seconds: '60'\n", "config.yaml:1: heartbeat_seconds must be a positive number, got '60'"),

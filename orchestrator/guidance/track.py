@@ -109,13 +109,8 @@ def after_verdict(
     """The first calls after each receipt, answers whose window closed, messages past the delivery bound."""
     now_min = minutes(record, real_now)
     events: list[str] = []
-    clock = RunClock.of(record)
+    events += _followed(record, cached)
     for g in record.guidance:
-        if g.received_epoch is not None and len(g.first_calls_after) < evaluator.FOLLOWERS:
-            first = evaluator.followers(cached, clock.at(g.received_epoch))
-            if first is not None and len(first) > len(g.first_calls_after):
-                g.first_calls_after = first
-                events.append("guidance followed")
         if g.received_at_min is not None and g.answer is None:
             answer = _answer(record, g, verdict, now_min, policy)
             if answer is not None:
@@ -129,6 +124,18 @@ def after_verdict(
             )
             if withdraw(gdir, g, why, now_min):
                 events.append(f"guidance {g.id} undelivered")
+    return events
+
+
+def _followed(record: RunRecord, cached: evaluator.Cached) -> list[str]:
+    """The first calls after each receipt, as far as the detector has seen them."""
+    clock, events = RunClock.of(record), []
+    for g in record.guidance:
+        if g.received_epoch is not None and len(g.first_calls_after) < evaluator.FOLLOWERS:
+            first = evaluator.followers(cached, clock.at(g.received_epoch))
+            if first is not None and len(first) > len(g.first_calls_after):
+                g.first_calls_after = first
+                events.append("guidance followed")
     return events
 
 
@@ -164,6 +171,8 @@ def withdraw(gdir: Path, g: Guidance, why: str, now_min: float) -> bool:
 def run_ended(gdir: Path, record: RunRecord, cached: evaluator.Cached | None, real_now: float) -> list[str]:
     """The run is over: receipts that came in last, then nothing still queued is left pretending."""
     events = receipts(gdir, record, cached) if cached is not None else []
+    if cached is not None:  # the last calls of a run that ended soon after a receipt
+        events += _followed(record, cached)
     now_min = minutes(record, real_now)
     for g in outstanding(record):
         if withdraw(gdir, g, f"the run ended ({record.state}) before the agent's next turn boundary", now_min):
