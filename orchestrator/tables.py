@@ -109,6 +109,8 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
     }
     for r in rows:
         state = f"[{colours.get(r['state'], 'white')}]{r['state']}[/]"
+        if r["state"] == "succeeded" and "verified" in r and r["verified"] is None:
+            state += " [yellow]unverified[/]"  # the agent's own word: the ticket has no `verify:` check
         if r.get("error"):
             state = f"[red]error[/] ({r['state']})"
         if r["notified"]:

@@ -175,6 +175,25 @@ class AgentReport(msgspec.Struct, kw_only=True):
     provider_episodes: int = 0
 
 
+class AgentClaim(msgspec.Struct, kw_only=True):
+    """The ending the agent's own exit and log supported, before the orchestrator's `verify:` check."""
+
+    ending: str
+    reason: str = ""
+
+
+class VerifyResult(msgspec.Struct, kw_only=True):
+    """The ticket's `verify:` check as the supervisor ran it in the clone (output in `verify.log`)."""
+
+    argv: list[str] = []
+    exit_code: int | None = None  # None: it never exited by itself (timed out, or could not start)
+    passed: bool = False
+    timed_out: bool = False
+    seconds: float = 0.0
+    tail: list[str] = []  # its last output lines, redacted
+    error: str | None = None  # why it could not start
+
+
 class RunRecord(msgspec.Struct, kw_only=True):
     """Everything the orchestrator knows about one run; the run's single source of truth."""
 
@@ -232,6 +251,12 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # the opt-in escalation ladder frozen at launch (empty: off, the product never acts on its own)
     escalation: list[Rung] = []
     escalations: list[Escalation] = []
+    # the ticket's `verify:` check frozen at launch (empty: none, the agent's exit decides), what the
+    # agent claimed before it ran, and its result (None: not run); absent in older records
+    verify: list[str] = []
+    verify_timeout_s: PositiveFloat = 600.0
+    agent_claim: AgentClaim | None = None
+    verify_result: VerifyResult | None = None
 
     @property
     def active(self) -> bool:
@@ -240,6 +265,11 @@ class RunRecord(msgspec.Struct, kw_only=True):
     @property
     def ended(self) -> bool:
         return self.state in ENDED
+
+    @property
+    def verified(self) -> bool | None:
+        """Whether the `verify:` check passed; None when none ran (the ticket has none, or the agent failed)."""
+        return None if self.verify_result is None else self.verify_result.passed
 
     def notice(self, event: str) -> Notice:
         """The record of one notice, created empty on first use."""

@@ -160,6 +160,8 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         snapshot_every_s=settings.snapshot_every_s,
         guidance_via=cmd.guidance_via,
         escalation=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation),
+        verify=list(ticket.verify),  # the ticket's check, frozen like the settings
+        verify_timeout_s=ticket.verify_timeout_s,
         # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
         settings=merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
         state="launching",

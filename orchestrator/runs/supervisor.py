@@ -3,8 +3,10 @@
 `python -m orchestrator.runs.supervisor RUN_DIR` starts the agent from the argv in
 state.json (never through a shell), captures each output line as a
 timestamped envelope in events.jsonl (flushed per line), snapshots the clone
-every `snapshot_every` seconds, and records the ending atomically. It runs in
-its own session, so it outlives the CLI that launched it and any watcher.
+every `snapshot_every` seconds, and records the ending atomically. When the
+agent claims success and the ticket has a `verify:` check, it runs that in the
+clone first, and the check decides. It runs in its own session, so it outlives
+the CLI that launched it and any watcher.
 """
 
 from __future__ import annotations
@@ -20,16 +22,22 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import psutil
 
 from orchestrator.infra import git, proc
+from orchestrator.infra.errors import UserError
+from orchestrator.notify.pages import redact
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import ENDED, AgentReport, RunRecord
+from orchestrator.record.model import ENDED, AgentClaim, AgentReport, RunRecord, VerifyResult
 from spiral.envelope import make_envelope
 from spiral.outcome import Outcome
 
 _STDERR_TAIL = 400
+VERIFY_LOG = "verify.log"  # the `verify:` check's stdout and stderr, in the run folder
+_VERIFY_TAIL_LINES = 20
+_VERIFY_POLL_S = 0.25  # how often a running check looks for a stop request
 
 
 class WriteTrouble:
@@ -213,8 +221,92 @@ def supervise(run_dir: Path) -> int:
     how, reason = _ending(rc, outcome, rd.agent_stderr)
     if trouble.reason is not None:
         how, reason = "failed", trouble.reason
-    _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome))
+    claim, checked = AgentClaim(ending=how, reason=reason), None
+    if how == "succeeded" and record.verify:  # the agent's claim is checked, never taken on its word
+        checked = verify(rd, record.verify, record.verify_timeout_s)
+        if checked is not None:
+            how, reason = verdict(reason, checked, record.verify_timeout_s)
+    _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome), claim=claim, checked=checked)
     return 0
+
+
+def _stop_asked(rd: RunDir) -> bool:
+    try:
+        return state_file.read(rd).stop_requested is not None
+    except UserError:  # an unreadable state is not a stop: the check runs on, and the ending says what it can
+        return False
+
+
+def verify(rd: RunDir, argv: list[str], timeout_s: float) -> VerifyResult | None:
+    """Run the ticket's check in the clone (no shell unless its argv is one), its output to verify.log;
+    past `timeout_s` its whole process tree is killed. None when a stop (kill, liveness) was asked for."""
+    if _stop_asked(rd):
+        return None
+    log = rd.path / VERIFY_LOG
+    started = time.monotonic()
+    try:
+        pid = proc.spawn_detached(argv, cwd=rd.clone, log=log)
+        child = psutil.Process(pid)
+        ref = proc.ProcRef(pid, child.create_time())
+    except (OSError, psutil.Error) as exc:
+        why = f"{argv[0]}: {getattr(exc, 'strerror', None) or exc}"
+        return VerifyResult(argv=argv, error=redact(why)[:300], tail=_tail(log))
+    code: int | None = None
+    timed_out = False
+    while True:
+        left = started + timeout_s - time.monotonic()
+        try:
+            code = child.wait(timeout=max(0.0, min(_VERIFY_POLL_S, left)))
+            break
+        except psutil.TimeoutExpired:
+            pass
+        except psutil.NoSuchProcess:
+            break
+        stop = _stop_asked(rd)
+        if stop or left <= 0:
+            proc.kill_tree(ref)
+            if stop:
+                return None
+            timed_out = True
+            break
+    if not timed_out:  # what it left running in its process group (its own session) goes with it
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    seconds = round(time.monotonic() - started, 2)
+    passed = code == 0 and not timed_out
+    return VerifyResult(argv=argv, exit_code=code, passed=passed, timed_out=timed_out, seconds=seconds, tail=_tail(log))
+
+
+def _tail(log: Path) -> list[str]:
+    try:
+        with log.open("rb") as fh:
+            fh.seek(max(0, log.stat().st_size - 64 * 1024))
+            text = fh.read().decode(errors="replace")
+    except OSError:
+        return []
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return [redact(line)[:300] for line in lines[-_VERIFY_TAIL_LINES:]]
+
+
+def verdict(claim_reason: str, checked: VerifyResult, timeout_s: float) -> tuple[str, str]:
+    """The ending once the check has run: succeeded only when it exited 0; the reason names the check."""
+    last = " | ".join(line.strip() for line in checked.tail[-3:] if line.strip())[-240:]
+    said = f": {last}" if last else " (no output)"
+    if checked.passed:
+        return "succeeded", f"{claim_reason}; verify passed (exit 0, {checked.seconds:.1f} s)"
+    if checked.timed_out:
+        return "failed", f"verify timed out after {timeout_s:g} s" + said
+    if checked.error is not None:
+        return "failed", f"verify could not start: {checked.error}"
+    code = checked.exit_code
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        return "failed", f"verify failed (killed by signal {name})" + said
+    return "failed", f"verify failed (exit {'?' if code is None else code})" + said
 
 
 def _stderr_hint(path: Path) -> str:
@@ -232,12 +324,16 @@ def _finish(
     reason: str,
     exit_code: int | None = None,
     agent_report: AgentReport | None = None,
+    claim: AgentClaim | None = None,
+    checked: VerifyResult | None = None,
 ) -> None:
     """Record the ending, unless someone asked for this stop (kill, stall) and so names it."""
 
     def change(r: RunRecord) -> bool:
         if agent_report is not None:
             r.agent_report, r.provider = agent_report, None
+        if claim is not None:
+            r.agent_claim, r.verify_result = claim, checked
         req = r.stop_requested
         if req is not None and req.end_as in ENDED:
             ended = state_file.end(r, req.end_as, req.reason, exit_code=exit_code)

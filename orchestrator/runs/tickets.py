@@ -14,7 +14,7 @@ from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.guidance import ladder
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.typed_yaml import FreeMapping, Paths, Strict, convert, one_of
+from orchestrator.infra.typed_yaml import FreeMapping, Paths, PositiveFloat, Strict, convert, one_of
 from orchestrator.record.layout import CaseFiles
 from orchestrator.record.model import Rung
 from spiral.settings import BUCKET_NAMES
@@ -25,6 +25,7 @@ TICKET_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 SAFE_SCHEMES = ("file", "git", "ssh", "git+ssh", "ssh+git", "https", "http")
 _HELPER = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+VERIFY_TIMEOUT_S = 600.0  # real seconds the ticket's `verify:` check may take, unless it says
 
 
 def repo_problem(repo: str) -> str | None:
@@ -57,6 +58,8 @@ class Ticket:
     demo_case: Path | None = None
     speed: float = 1.0
     escalation: list[Rung] | None = None  # the ticket's own ladder (None: the profile's, if any)
+    verify: list[str] = field(default_factory=list)  # the check run in the clone after the agent exits 0 (argv)
+    verify_timeout_s: float = VERIFY_TIMEOUT_S
     text: str = ""
     lines: yamlfile.Lines = field(default_factory=dict)
     line_offset: int = 1
@@ -75,6 +78,29 @@ class _Front(Strict):
     speed: Annotated[float, Meta(gt=0, le=1000, description="must be a number in (0, 1000]")] = 1.0
     # checked by orchestrator.guidance.ladder, which owns its keys; `false` turns a profile's ladder off
     escalation: Any = None
+    verify: Any = None  # an argv, or a string run by `sh -c`: checked by verify_argv
+    verify_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
+
+
+_VERIFY_FORMS = "must be a command: a list of strings (an argv, run without a shell) or one string (run by sh -c)"
+
+
+def verify_argv(value: Any, fail: yamlfile.Complaints) -> list[str]:
+    """The ticket's `verify:` as an argv: a list of strings as is, a string as `sh -c TEXT`."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if not value.strip() or "\x00" in value:
+            raise fail(
+                ("verify",), "verify must be a non-empty command with no NUL bytes (leave the key out for no check)"
+            )
+        return ["sh", "-c", value]
+    if not isinstance(value, list) or not value:
+        raise fail(("verify",), f"verify {_VERIFY_FORMS}")
+    for i, word in enumerate(value):
+        if not isinstance(word, str) or not word or "\x00" in word:
+            raise fail(("verify", i), f"verify[{i}] must be a non-empty string (verify {_VERIFY_FORMS})")
+    return list(value)
 
 
 def resolve(ref: str, cfg: UserConfig) -> Path:
@@ -136,6 +162,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
             escalation = ladder.parse(front_matter.escalation)
         except ladder.LadderError as exc:
             raise fail(exc.path, exc.message) from None
+    verify = verify_argv(front_matter.verify, fail)
     return Ticket(
         path=path,
         id=front_matter.id,
@@ -150,6 +177,8 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         demo_case=demo_case,
         speed=front_matter.speed,
         escalation=escalation,
+        verify=verify,
+        verify_timeout_s=front_matter.verify_timeout_seconds,
         text=text,
         lines=lines,
     )
