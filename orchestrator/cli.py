@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from orchestrator import jsonout  # json only: cheap enough for every command
+from orchestrator import gc_command, jsonout  # json and gc's options only: cheap enough for every command
 from orchestrator.guidance.command import JsonOpt, nudge_command
 from orchestrator.infra.errors import UserError
 
@@ -255,6 +255,7 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
 
 
 app.command("nudge")(nudge_command)  # orchestrator/guidance/command.py
+app.command("gc")(gc_command.gc_command)  # orchestrator/gc_command.py
 
 
 @app.command()

@@ -26,6 +26,9 @@ from spiral.adapters import FORMATS
 DEFAULT_HEARTBEAT_S = 1800.0
 DEFAULT_WATCHER_TICK_S = 30.0
 DEFAULT_WATCHER_IDLE_S = 600.0
+# `gc` keeps an ended run's clone this many days; one that spiraled, failed, stalled or was lost, longer
+DEFAULT_GC_KEEP_DAYS = 7.0
+DEFAULT_GC_KEEP_DAYS_FLAGGED = 30.0
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ class UserConfig:
     # config.yaml's price overrides (USD per million tokens); other models: ledger/prices.py
     prices: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
     guidance: Policy = field(default_factory=Policy)
+    gc_keep_days: float = DEFAULT_GC_KEEP_DAYS  # orchestrator/runs/gc.py
+    gc_keep_days_flagged: float = DEFAULT_GC_KEEP_DAYS_FLAGGED
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -145,6 +150,8 @@ class _File(Strict):
     prices: dict[str, Annotated[_Price, Meta(description=_PRICE_ROW)]] | None = None
     guidance_deliver_minutes: PositiveFloat = DEFAULT_DELIVER_MIN
     guidance_answer_minutes: PositiveFloat = DEFAULT_ANSWER_MIN
+    gc_keep_days: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS
+    gc_keep_days_flagged: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS_FLAGGED
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -190,6 +197,7 @@ def load(path: Path | None = None) -> UserConfig:
             escalation=rungs,
         )
     cfg.guidance = Policy(doc.guidance_deliver_minutes, doc.guidance_answer_minutes)
+    cfg.gc_keep_days, cfg.gc_keep_days_flagged = doc.gc_keep_days, doc.gc_keep_days_flagged
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
     for model, p in (doc.prices or {}).items():

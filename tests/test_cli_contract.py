@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
@@ -126,7 +127,35 @@ BENCH_FAMILY_KEYS = {
 }
 BENCH_REAL_TRACE_KEYS = {"file", "format", "tool_calls", "minutes", "first_fired_min", "paged_at_min"}
 # the commands with --json, each pinned by a test below
-JSON_COMMANDS = {"status", "launch", "logs", "replay", "eval", "history", "calibrate", "nudge"}
+JSON_COMMANDS = {"status", "launch", "logs", "replay", "eval", "history", "calibrate", "nudge", "gc"}
+GC_KEYS = {
+    "version",
+    "dry_run",
+    "keep_days",
+    "keep_days_flagged",
+    "clones",
+    "removed",
+    "size_bytes",
+    "frees_bytes",
+    "kept",
+    "untouched",
+    "skipped",
+}
+GC_CLONE_KEYS = {
+    "run_id",
+    "state",
+    "flagged",
+    "ended_at",
+    "age_days",
+    "keep_days",
+    "size_bytes",
+    "frees_bytes",
+    "files",
+    "resumed",
+    "removed",
+    "error",
+}
+GC_KEPT_KEYS = {"run_id", "state", "flagged", "age_days", "keep_days", "due_in_days"}
 
 
 def _walk(cmd: Any, path: tuple[str, ...]) -> list[tuple[tuple[str, ...], Any]]:
@@ -267,6 +296,24 @@ def test_bench_json_key_sets() -> None:
     assert all(set(f) == BENCH_FAMILY_KEYS for f in out["per_family"])
     assert set(out["timing"]) == {"generate_s", "evaluate_s", "scenarios_per_s", "total_s"}
     assert all(set(t) == BENCH_REAL_TRACE_KEYS for t in out.get("real_traces", []))
+
+
+def test_gc_json_key_sets(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}'))
+    wait(lambda: state(home, run_id)["state"] == "succeeded")
+    kept = json.loads(cli("gc", "--json").stdout)
+    assert set(kept) == GC_KEYS and kept["version"] == 1 and kept["dry_run"] is False
+    assert [set(k) for k in kept["kept"]] == [GC_KEPT_KEYS] and kept["clones"] == []
+
+    def settled() -> bool:  # gc leaves a run alone while its supervisor is still finishing
+        sup = state(home, run_id)["supervisor"]
+        return sup is None or not psutil.pid_exists(sup["pid"])
+
+    wait(settled, what="the supervisor to exit")
+    p = cli("gc", "--json", "--dry-run", "--older-than", "0")
+    assert p.returncode == 0, p.stderr
+    due = json.loads(p.stdout)
+    assert set(due) == GC_KEYS and [set(c) for c in due["clones"]] == [GC_CLONE_KEYS]
 
 
 # ---- exit codes ----------------------------------------------------------------------------

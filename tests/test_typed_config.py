@@ -31,7 +31,7 @@ def refused(path: Path, text: str) -> str:
         (
             "heartbeat_seconds: 60\ncolour: red\n",
             "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, default_agent, "
-            "guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
+            "gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
             "notify, prices, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
         ),
         (

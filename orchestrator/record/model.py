@@ -251,6 +251,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # the opt-in escalation ladder frozen at launch (empty: off, the product never acts on its own)
     escalation: list[Rung] = []
     escalations: list[Escalation] = []
+    # when `gc` removed the run's clone (orchestrator/runs/gc.py); None: the clone is still there
+    clone_removed_at: str | None = None
     # the ticket's `verify:` check frozen at launch (empty: none, the agent's exit decides), what the
     # agent claimed before it ran, and its result (None: not run); absent in older records
     verify: list[str] = []
