@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from orchestrator import gc_command, jsonout  # json and gc's options only: cheap enough for every command
-from orchestrator.guidance.command import JsonOpt, nudge_command
+from orchestrator import jsonout  # json only: cheap enough for every command
+from orchestrator.commands.gc import gc_command
+from orchestrator.commands.launch import launch_command
+from orchestrator.commands.nudge import nudge_command
+from orchestrator.commands.options import JsonOpt
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
-    from orchestrator.runs.monitor import RunView
+    from orchestrator.runs.view import RunView
 
 app = typer.Typer(
     help="Run coding agents on tickets in fresh clones; page once when a run spirals.",
@@ -151,31 +154,7 @@ def corpus_import(
     typer.echo(import_summary(out, summary))
 
 
-@app.command()
-def launch(
-    ticket: Annotated[
-        str, typer.Argument(help="A ticket file (Markdown + YAML front matter) or a ticket id in tickets_dir.")
-    ],
-    as_json: JsonOpt = False,
-) -> None:
-    """Clone the ticket's repo fresh, start its agent detached, print the run id.
-
-    The agent runs under a per-run supervisor that outlives this command; its
-    output is captured to runs/<id>/events.jsonl and the clone is snapshotted
-    every 30 s. Follow it with `status`, `logs ID -f`; stop it with `kill ID`.
-    """
-    from orchestrator.buckets import BucketsFile
-    from orchestrator.config import load
-    from orchestrator.runs.launch import launch as do_launch
-
-    res = do_launch(ticket, load(), BucketsFile())
-    if as_json:
-        _print_json({"run_id": res.run_id, "state": res.state, "reason": res.reason, "run_dir": str(res.run_dir)})
-    else:
-        typer.echo(res.run_id)
-        if res.state not in ("running", "launching"):
-            sys.stderr.write(f"run {res.run_id} {res.state}: {res.reason}\n")
-    raise typer.Exit(0 if res.agent_started or res.state == "launching" else 1)
+app.command("launch")(launch_command)  # orchestrator/commands/launch.py
 
 
 @app.command()
@@ -254,8 +233,8 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
-app.command("nudge")(nudge_command)  # orchestrator/guidance/command.py
-app.command("gc")(gc_command.gc_command)  # orchestrator/gc_command.py
+app.command("nudge")(nudge_command)  # orchestrator/commands/nudge.py
+app.command("gc")(gc_command)  # orchestrator/commands/gc.py
 
 
 @app.command()

@@ -106,6 +106,10 @@ class UserConfig:
     guidance: Policy = field(default_factory=Policy)
     gc_keep_days: float = DEFAULT_GC_KEEP_DAYS  # orchestrator/runs/gc.py
     gc_keep_days_flagged: float = DEFAULT_GC_KEEP_DAYS_FLAGGED
+    # the queue (orchestrator/runs/fleet.py): None is no cap
+    max_parallel: int | None = None
+    max_parallel_per_repo: int | None = None
+    stagger_s: float = 0.0
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -148,6 +152,11 @@ class _File(Strict):
     agents: Annotated[dict[str, _Agent], Meta(description="must be a mapping of profile name to profile")] | None = None
     notify: FreeMapping | None = None  # checked by orchestrator.notify, which owns its keys
     prices: dict[str, Annotated[_Price, Meta(description=_PRICE_ROW)]] | None = None
+    max_parallel: Annotated[int, Meta(ge=1, description="must be a whole number of runs, at least 1")] | None = None
+    max_parallel_per_repo: (
+        Annotated[int, Meta(ge=1, description="must be a whole number of runs, at least 1")] | None
+    ) = None
+    stagger_seconds: NonNegativeFloat = 0.0
     guidance_deliver_minutes: PositiveFloat = DEFAULT_DELIVER_MIN
     guidance_answer_minutes: PositiveFloat = DEFAULT_ANSWER_MIN
     gc_keep_days: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS
@@ -198,6 +207,8 @@ def load(path: Path | None = None) -> UserConfig:
         )
     cfg.guidance = Policy(doc.guidance_deliver_minutes, doc.guidance_answer_minutes)
     cfg.gc_keep_days, cfg.gc_keep_days_flagged = doc.gc_keep_days, doc.gc_keep_days_flagged
+    cfg.max_parallel, cfg.max_parallel_per_repo = doc.max_parallel, doc.max_parallel_per_repo
+    cfg.stagger_s = doc.stagger_seconds
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
     for model, p in (doc.prices or {}).items():

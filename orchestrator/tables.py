@@ -15,7 +15,7 @@ from spiral.timestamps import parse_ts
 if TYPE_CHECKING:
     from orchestrator.ledger.calibrate import Calibration
     from orchestrator.ledger.store import RefreshStats
-    from orchestrator.runs.monitor import RunView
+    from orchestrator.runs.view import RunView
 
 
 def replay_table(results: list[dict[str, Any]], console: Console) -> None:

@@ -12,12 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # top to bottom: a unit may import only units below it (and itself)
 LAYERS = [
     "orchestrator.cli",
+    "orchestrator.commands",  # the options and output of the commands cli.py registers
     "orchestrator.jsonout",
     "orchestrator.demo",
     "orchestrator.tables",  # rendering of results: used by the CLI and the demo's console
     "orchestrator.runs",
     "orchestrator.notify",
     "orchestrator.config",
+    "orchestrator.guidance",  # the hand-over to the agent: inbox, hook, wiring, the ladder's rules
     "orchestrator.ledger",
     "orchestrator.corpus",
     "orchestrator.record",

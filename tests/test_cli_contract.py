@@ -43,6 +43,8 @@ STATUS_KEYS = {
     "started_at",
     "ended_at",
     "error",
+    "queue_position",
+    "verified",
     "guidance_via",
     "guidance",
     "episode",

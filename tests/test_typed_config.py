@@ -32,7 +32,8 @@ def refused(path: Path, text: str) -> str:
             "heartbeat_seconds: 60\ncolour: red\n",
             "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, default_agent, "
             "gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
-            "notify, prices, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
+            "max_parallel, max_parallel_per_repo, notify, prices, stagger_seconds, tickets_dir, watcher_idle_seconds, "
+            "watcher_tick_seconds)",
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",

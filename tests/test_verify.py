@@ -199,11 +199,6 @@ def test_a_record_from_before_verify_still_reads() -> None:
     assert old.verified is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="status rows come from RunView.to_dict (orchestrator/runs/monitor.py, outside this change): "
-    'it needs `"verified": r.verified`, and tests/test_cli_contract.py STATUS_KEYS the key',
-)
 def test_status_says_unverified_for_a_run_without_a_check(tmp_path: Path, repo: Path, home: Path) -> None:
     plain = launch(ticket(tmp_path, repo, "write done.txt", name="plain"))
     checked = launch(ticket(tmp_path, repo, "write done.txt", name="checked", verify=["true"]))

@@ -10,7 +10,7 @@ from orchestrator.demo.run import run_demo, summary_lines
 from orchestrator.demo.sink import Sink
 from orchestrator.infra.paths import runs_dir
 from orchestrator.notify.channels import Notifier, Target, from_config
-from orchestrator.runs.monitor import RunView
+from orchestrator.runs.view import RunView
 from orchestrator.tables import status_table
 
 

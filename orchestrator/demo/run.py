@@ -19,6 +19,7 @@ from orchestrator.notify.channels import Notifier
 from orchestrator.record.layout import CaseFiles
 from orchestrator.runs import monitor
 from orchestrator.runs.launch import launch
+from orchestrator.runs.view import RunView
 
 HEALTHY_CASE = "healthy-001-steady-feature"
 SPIRAL_CASE = "spiral-001-fixture-shim"
@@ -81,10 +82,10 @@ def write_tickets(folder: Path, repo: Path, corpus: Path, speed: float) -> list[
 def run_demo(
     buckets: BucketsFile,
     cfg: UserConfig,
-    show: Callable[[list[monitor.RunView], float], None],
+    show: Callable[[list[RunView], float], None],
     speed: float = SPEED,
     notifier: Notifier | None = None,
-) -> list[monitor.RunView]:
+) -> list[RunView]:
     corpus = data.path("demo-cases")  # shipped copies of the two corpus cases (see orchestrator/data)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     folder = home() / "demo" / stamp
@@ -94,7 +95,7 @@ def run_demo(
     # the demo watches its own runs (and pages its own sink): no background watcher
     run_dirs = [launch(str(t), cfg, buckets, watcher=False).run_dir for t in write_tickets(folder, repo, corpus, speed)]
     t0 = time.monotonic()
-    views: list[monitor.RunView] = []
+    views: list[RunView] = []
     while True:
         views = [monitor.refresh(d, buckets, cfg, notifier=notifier) for d in run_dirs]
         show(views, time.monotonic() - t0)
@@ -110,7 +111,7 @@ def run_demo(
         time.sleep(min(0.5, 30.0 / speed))  # at least one look per 30 s of run time
 
 
-def summary_lines(views: list[monitor.RunView]) -> list[str]:
+def summary_lines(views: list[RunView]) -> list[str]:
     out = []
     for v in views:
         d = v.to_dict()

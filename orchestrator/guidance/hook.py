@@ -33,10 +33,11 @@ def main(argv: list[str]) -> int:
         return 0
     gdir, agent = Path(argv[1]), argv[2]
     try:
+        raw = sys.stdin.buffer.read()  # always read whole: a CLI writing a large tool result must not hit EPIPE
         if not inbox.pending(gdir):
             return 0
         try:
-            data = json.loads(sys.stdin.read() or "{}")
+            data = json.loads(raw or b"{}")
         except ValueError:
             data = {}
         if not isinstance(data, dict):

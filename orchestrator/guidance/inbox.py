@@ -96,6 +96,21 @@ def queue(gdir: Path, seq: int, msg_id: str, text: str, kind: str, queued_at: st
     return target
 
 
+def highest_seq(gdir: Path) -> int:
+    """The largest sequence number of any message file in the folder (queued, claimed or withdrawn)."""
+    top = 0
+    for sub in (INBOX, CLAIMED, "withdrawn"):
+        try:
+            names = os.listdir(gdir / sub)
+        except OSError:
+            continue
+        for n in names:
+            head = n.split("-", 1)[0]
+            if head.isdigit():
+                top = max(top, int(head))
+    return top
+
+
 def pending(gdir: Path) -> list[Message]:
     """The messages still queued, oldest first."""
     try:

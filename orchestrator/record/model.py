@@ -17,6 +17,7 @@ from orchestrator.infra.proc import ProcRef
 from orchestrator.infra.typed_yaml import PositiveFloat
 
 VERSION = 2
+QUEUED = "queued"  # waiting for a slot under the concurrency cap (orchestrator/runs/fleet.py)
 ACTIVE = ("launching", "running")
 ENDED = ("succeeded", "failed", "stalled", "killed", "lost")
 
@@ -107,8 +108,9 @@ class Guidance(msgspec.Struct, kw_only=True):
     queued_at: str | None = None
     queued_at_min: float | None = None
     received_at: str | None = None
-    received_epoch: float | None = None  # received_at as epoch seconds (the detector restarts there)
-    received_at_min: float | None = None
+    received_epoch: float | None = None  # received_at as epoch seconds
+    restart_at: float | None = None  # the same moment on the agent's clock: where the detector's windows restarted
+    received_at_min: float | None = None  # run minutes on the agent's clock (provider waits left out)
     received_via: str | None = None  # e.g. "claude PostToolUseFailure hook after Bash"
     signals_at_receipt: list[str] = []  # what was firing when it arrived
     first_calls_after: list[str] = []
@@ -227,6 +229,9 @@ class RunRecord(msgspec.Struct, kw_only=True):
     settings: dict[str, Any] | None = None
     # where it stands
     state: str = "launching"
+    queued_at: str | None = None  # when it entered the queue (runs launched before the queue: None)
+    admitted_by: str | None = None  # who moved it out of the queue: launch (its own) | queue (a later pass)
+    requeued: int = 0  # times it went back to the queue (its admitter died before the agent started)
     reason: str | None = None
     created_at: str | None = None
     started_at: str | None = None
@@ -272,6 +277,10 @@ class RunRecord(msgspec.Struct, kw_only=True):
     def verified(self) -> bool | None:
         """Whether the `verify:` check passed; None when none ran (the ticket has none, or the agent failed)."""
         return None if self.verify_result is None else self.verify_result.passed
+
+    @property
+    def queued(self) -> bool:
+        return self.state == QUEUED
 
     def notice(self, event: str) -> Notice:
         """The record of one notice, created empty on first use."""

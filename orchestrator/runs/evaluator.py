@@ -299,17 +299,17 @@ def _release(cached: Cached, *, final: bool) -> None:
     del cached.pending[:out]
 
 
-def restart_at(cached: Cached, at: float) -> None:
-    """Guidance reached the agent at run time `at`: the detector's windows start again there."""
-    if any(raw == at for raw, _, _ in cached.followers):
+def restart_at(cached: Cached, key: float, agent_at: float) -> None:
+    """Guidance reached the agent (at run time `key`; `agent_at` on the agent's clock): the detector's
+    windows start again there, and the calls after it are kept for the receipt."""
+    if any(raw == key for raw, _, _ in cached.followers):
         return
-    agent_at = cached.agent_time(at)
     cached.detector.restart(agent_at)
-    cached.followers.append((at, agent_at, []))
+    cached.followers.append((key, agent_at, []))
 
 
 def followers(cached: Cached, at: float) -> list[str] | None:
-    """The first calls after the receipt at run time `at`, as the page shows calls (None: not restarted there)."""
+    """The first calls after the receipt `at` (its key), as the page shows calls (None: not restarted there)."""
     for raw, _, first in cached.followers:
         if raw == at:
             return [_brief_of(*f) for f in first]

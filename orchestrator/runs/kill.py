@@ -17,7 +17,12 @@ from spiral.timestamps import parse_ts
 def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunRecord:
     rd = RunDir.of(run)
 
+    cancelled: list[bool] = []
+
     def request(r: RunRecord) -> bool:
+        if r.queued:  # not started: it leaves the queue, nothing to stop
+            cancelled.append(True)
+            return state_file.end(r, "killed", f"{reason} while queued; no agent was started")
         if not r.active:
             return False
         r.stop_requested = StopRequest(end_as="killed", reason=reason, at=state_file.utcnow())
@@ -29,6 +34,8 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
         if not exc.disk_full:
             raise
         return _kill_on_a_full_disk(rd, reason)
+    if cancelled:
+        return record
     if not record.active:
         raise UserError(f"run {rd.run_id} already ended: {record.state} ({record.reason})")
     agent = record.agent_pid

@@ -21,8 +21,8 @@ from orchestrator.infra.paths import runs_dir
 from orchestrator.notify.channels import from_config
 from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import RunRecord
-from orchestrator.runs import tickets
+from orchestrator.record.model import QUEUED, RunRecord
+from orchestrator.runs import fleet, tickets
 from orchestrator.runs.watch import ensure_watcher
 from spiral.settings import merge
 
@@ -38,6 +38,7 @@ class Launched:
     # the agent process was started; it may already have ended (a fast agent can finish, or
     # fail, before the launcher looks), which is the run's ending, not a failed launch
     agent_started: bool
+    problem: str | None = None  # why this launch started no agent (a failed clone, a stop), for the user
 
 
 @dataclass
@@ -59,7 +60,7 @@ def agent_command(ticket: tickets.Ticket, cfg: UserConfig, guidance_dir: Path | 
     if ticket.agent == "demo":
         assert ticket.demo_case is not None
         fmt = load_case(ticket.demo_case).format
-        argv = [sys.executable, "-m", "orchestrator.demo.agent", "--case", str(ticket.demo_case)]
+        argv = [sys.executable, "-P", "-m", "orchestrator.demo.agent", "--case", str(ticket.demo_case)]
         env: dict[str, str] = {}
         if guidance_dir is not None:  # the demo agent reads its inbox at each step it re-enacts
             argv, env = wiring.wire(argv, env, wiring.INBOX_FILE, guidance_dir)
@@ -164,9 +165,9 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         verify_timeout_s=ticket.verify_timeout_s,
         # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
         settings=merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
-        state="launching",
+        state=QUEUED,
         created_at=now,
-        started_at=now,
+        queued_at=now,
         launcher=proc.ProcRef.of(os.getpid()),
     )
 
@@ -188,54 +189,94 @@ def _start(r: RunRecord) -> bool:
 
 def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True, watcher: bool = True) -> Launched:
     """Launch one ticket; with `watcher`, make sure a background watcher will evaluate and page it."""
+    (one,) = launch_many([ref], cfg, buckets, wait=wait, watcher=watcher)
+    if one.problem is not None:
+        raise UserError(one.problem)
+    return one
+
+
+def launch_many(
+    refs: list[str], cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True, watcher: bool = True
+) -> list[Launched]:
+    """Queue every ticket (each checked before any is queued), start what fits under the cap now
+    (runs/fleet.py), and make sure a watcher runs, which starts the rest as slots free."""
+    checked = [_checked(ref, cfg) for ref in refs]
+    from_config(cfg)  # notify targets `status` and `watch` would refuse are refused before anything runs
+    queued = [_queue(ticket, version, cfg, buckets) for ticket, version in checked]
+    started = set(fleet.admit(cfg, start_run, frozenset(rd.run_id for rd in queued)))
+    if watcher:
+        try:
+            ensure_watcher(cfg)
+        except OSError as exc:  # the runs are launched or queued; say why nobody may be watching them
+            sys.stderr.write(f"warning: could not start a background watcher: {exc}; run `watch` yourself\n")
+    out = []
+    for rd in queued:
+        record = state_file.read(rd)
+        if wait and rd.path in started and record.spawned_at is not None:
+            deadline = time.monotonic() + SUPERVISOR_START_TIMEOUT_S
+            while record.state == "launching" and time.monotonic() < deadline:
+                time.sleep(0.05)
+                record = state_file.read(rd)
+        problem = None
+        if rd.path in started and record.spawned_at is None:
+            problem = f"run {rd.run_id} {record.state} during launch: {record.reason}; no agent was started"
+            if record.state == "failed":
+                problem = f"run {rd.run_id} failed: {record.reason}"
+        elif record.ended and record.spawned_at is None:
+            problem = f"run {rd.run_id} {record.state} before it started: {record.reason}"
+        out.append(Launched(rd.run_id, rd.path, record.state, record.reason, record.agent_pid is not None, problem))
+    return out
+
+
+def _checked(ref: str, cfg: UserConfig) -> tuple[tickets.Ticket, str | None]:
     ticket = tickets.load(tickets.resolve(ref, cfg), cfg)
     if ticket.speed != 1.0 and ticket.agent != "demo":
         raise UserError(f"{ticket.path}: speed is only for the demo agent (real agents run on the wall clock)")
-    from_config(cfg)  # notify targets `status` and `watch` would refuse are refused before anything runs
-    cmd = agent_command(ticket, cfg)
-    version = check_agent(ticket.agent, cmd)
+    return ticket, check_agent(ticket.agent, agent_command(ticket, cfg))
+
+
+def _queue(ticket: tickets.Ticket, version: str | None, cfg: UserConfig, buckets: BucketsFile) -> RunDir:
+    """A run folder with its record in state `queued`, its ticket and its (empty) guidance inbox."""
     rd = _new_run_dir(ticket.id)
     cmd = agent_command(ticket, cfg, rd.guidance)  # now that the run has a folder: its guidance inbox
     record = _record(rd.run_id, ticket, cmd, cfg, buckets)
     record.agent_version = version
     try:
+        rd.ticket.write_text(ticket.text, encoding="utf-8")
+        (rd.guidance / "inbox").mkdir(parents=True, exist_ok=True)
+        (rd.guidance / "claimed").mkdir(exist_ok=True)
         state_file.write(rd, record)
-    except UserError as exc:  # a run folder without a state is shown nowhere: none is left behind
+    except (OSError, UserError) as exc:  # a run folder without a state is shown nowhere: none is left behind
         shutil.rmtree(rd.path, ignore_errors=True)
-        raise UserError(f"cannot launch {ticket.id}: {exc}") from None
+        why = exc if isinstance(exc, UserError) else _disk_reason(exc)
+        raise UserError(f"cannot launch {ticket.id}: {why}") from None
     state_file.reserve(rd)
+    return rd
+
+
+def start_run(path: Path) -> None:
+    """Clone and spawn the supervisor of a run the queue just moved to `launching` (fleet.admit)."""
+    rd = RunDir.of(path)
     try:
-        record = _prepare(rd, ticket)
+        record = _prepare(rd)
     except Exception as exc:
         why = str(exc) if isinstance(exc, (UserError, proc.CommandError)) else _disk_reason(exc)
         _fail(rd, why)
-        raise UserError(f"run {rd.run_id} failed: {why}") from None
+        return
     if record.spawned_at is None:
-        raise UserError(f"run {rd.run_id} {record.state} during launch: {record.reason}; no agent was started")
+        return  # stopped while cloning: start nothing (the record says why)
     proc.spawn_detached(
         [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path)], cwd=rd.path, log=rd.supervisor_log
     )
-    if watcher:
-        try:
-            ensure_watcher(cfg)
-        except OSError as exc:  # the run is launched; say why nobody may be watching it
-            sys.stderr.write(f"warning: could not start a background watcher: {exc}; run `watch` yourself\n")
-    if wait:
-        deadline = time.monotonic() + SUPERVISOR_START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            record = state_file.read(rd)
-            if record.state != "launching":
-                break
-            time.sleep(0.05)
-    return Launched(rd.run_id, rd.path, record.state, record.reason, record.agent_pid is not None)
 
 
-def _prepare(rd: RunDir, ticket: tickets.Ticket) -> RunRecord:
-    """The run folder's files and the clone; the record as it stands when the agent may start."""
-    rd.ticket.write_text(ticket.text, encoding="utf-8")
-    (rd.guidance / "inbox").mkdir(parents=True, exist_ok=True)
-    (rd.guidance / "claimed").mkdir(exist_ok=True)
-    git.clone(ticket.repo, rd.clone, base=ticket.base, branch=f"ticket/{ticket.id}")
+def _prepare(rd: RunDir) -> RunRecord:
+    """The clone, from the record's repo and base; the record as it stands when the agent may start."""
+    record = state_file.read(rd)
+    if record.state != "launching":
+        return record
+    shutil.rmtree(rd.clone, ignore_errors=True)  # what a start interrupted before left (fleet.requeue)
+    git.clone(str(record.repo), rd.clone, base=record.base, branch=record.branch or f"ticket/{record.ticket_id}")
     tracked = git.tracked_files(rd.clone)
     rd.tracked.write_text("".join(p + "\n" for p in tracked), encoding="utf-8")
     rd.events.touch()

@@ -19,18 +19,23 @@ class Facts:
     stuck_min: float
     heartbeat_s: float
     bucket: str
+    from_queue: bool = False  # started by a pass over the queue (fleet.py), not by its own `launch`
 
 
 @dataclass(frozen=True)
 class Decision:
-    end_as: str  # stalled | lost
+    end_as: str  # stalled | lost | queued (back to the queue: no agent was started)
     reason: str
 
 
 def judge(f: Facts) -> Decision | None:
     if f.state == "launching":
         if f.since_spawn_real_s is None:
-            return None if f.launcher_alive else Decision("lost", "the launch was interrupted before the agent started")
+            if f.launcher_alive:
+                return None
+            if f.from_queue:  # its admitter died before the agent started: nothing ran, it waits again
+                return Decision("queued", "its start was interrupted before the agent started; queued again")
+            return Decision("lost", "the launch was interrupted before the agent started")
         if not f.supervisor_alive and f.since_spawn_real_s > LAUNCH_GRACE_S:
             return Decision("lost", "the supervisor never started the agent")
         return None

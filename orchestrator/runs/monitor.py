@@ -8,16 +8,13 @@ costs what the logs gained, not their length.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.recorded import read_tracked
-from orchestrator.guidance import escalate, track
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
@@ -29,61 +26,13 @@ from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
-from orchestrator.runs import evaluator, liveness
+from orchestrator.runs import evaluator, fleet, liveness
+from orchestrator.runs.guidance import escalate, track
+from orchestrator.runs.view import RunView
 from spiral.detector import Detector
 from spiral.outcome import Outcome
 from spiral.settings import Settings, SettingsError
 from spiral.timestamps import format_ts, parse_ts
-from spiral.verdict import json_number
-
-
-@dataclass
-class RunView:
-    run_dir: Path
-    record: RunRecord
-    elapsed_min: float = 0.0
-    expected_min: float = 0.0
-    last_activity_s: float | None = None
-    spend: SpendTotals | None = None
-    error: str | None = None  # why this run could not be looked at
-    events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
-    ladder_stop: liveness.Decision | None = None  # the escalation ladder's stop rung, to carry out
-
-    @property
-    def run_id(self) -> str:
-        return self.run_dir.name
-
-    def to_dict(self) -> dict[str, Any]:
-        r = self.record
-        spiral = r.spiral
-        spend = self.spend or r.spend
-        page = r.notices.get("spiral")
-        return {
-            "id": self.run_id,
-            "ticket": r.ticket_id,
-            "bucket": r.bucket,
-            "agent": r.agent,
-            "state": r.state,
-            "reason": r.reason,
-            "elapsed_min": round(self.elapsed_min, 2),
-            "expected_min": self.expected_min,
-            "region": spiral.region,
-            "signals": list(spiral.signals),
-            "suspicion": json_number(spiral.suspicion),
-            "evidence": list(spiral.evidence),
-            "tripped_at_min": spiral.tripped_at_min,
-            "notified": spiral.notified,
-            "page_error": page.last_error if page is not None else None,
-            "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
-            "hints": list(r.hints),
-            "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
-            "tokens": spend.tokens if spend is not None else None,
-            "cost_usd": spend.cost_usd if spend is not None else None,
-            "started_at": r.started_at,
-            "ended_at": r.ended_at,
-            "error": self.error,
-            **track.status_fields(r),
-        }
 
 
 def list_run_dirs() -> list[Path]:
@@ -120,18 +69,24 @@ def refresh(
         settings = _settings(record, buckets)
         view = _view(rd, record, settings, real_now)
         decision = None
-        if record.active:
-            cached = _evaluate(rd, record, settings, real_now, view, cfg)
+        if record.queued:
+            view.elapsed_min = 0.0  # its clock starts when its agent does
+        elif record.active:
+            decision = _liveness(record, view, settings, cfg, real_now)
+            # found dead: nothing is tripped, paged or climbed for a run nobody runs any more
+            alive = decision is None or decision.end_as != "lost"
+            cached = _evaluate(rd, record, settings, real_now, view, cfg, acts=alive)
             view.spend = _spend(rd, record, cached, cfg)
-            decision = _liveness(record, view, settings, cfg, real_now) or view.ladder_stop
-            if decision is not None and decision.end_as == "lost" and "tripped" in view.events:
-                # found dead in the pass that would trip it: the page would be for a run nobody runs
-                _untrip(record, view)
+            decision = decision or view.ladder_stop
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
-            cached = _catch_up(rd, record, settings)
+            cached = _catch_up(rd, record, settings, view.events)  # receipts first: the restarts come before the feed
             evaluator.flush(cached)
-            view.events += track.run_ended(rd.guidance, record, cached, real_now)
+            ended = parse_ts(record.ended_at) or real_now
+            final = cached.detector.evaluate(cached.agent_time(RunClock.of(record).at(ended)))
+            view.events += track.run_ended(rd.guidance, record, cached, real_now, final)
+            if any(e.endswith(" received") for e in view.events):  # the case file learns its restarts
+                case_file.write_run_case(rd, record, RunClock.of(record).at(ended))
             record.spend = _spend(rd, record, cached, cfg)
             record.spiral.tool_calls = cached.detector.calls
             view.events.append("spend")
@@ -142,7 +97,10 @@ def refresh(
             state_file.write(rd, record)
         if not KEPT.keep:
             KEPT.discard(rd.detector_cache)  # one pass only: what is unwritten is a small catch-up, redone
-    if decision is not None:
+    if decision is not None and decision.end_as == "queued":
+        view.record = fleet.requeue(rd, decision.reason)
+        view.events.append("queued again")
+    elif decision is not None:
         view.record = _stop(rd, decision, view)
     due = delivery.due(view.record, notifier) if notifier is not None else []
     if notifier is not None and due:
@@ -230,6 +188,8 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings, events: list[st
 
 def catch_up_only(rd: RunDir, record: RunRecord, buckets: BucketsFile) -> None:
     """Bring the run's cache up to date and write it, nothing more (runs/warmup.py's workers, under the lock)."""
+    if track.outstanding(record):
+        return  # a receipt may be in: the pass takes it before it feeds the log, so the restart lands right
     _catch_up(rd, record, _settings(record, buckets))
     KEPT.drop(rd.detector_cache)
 
@@ -258,8 +218,9 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
 
 
 def _evaluate(
-    rd: RunDir, record: RunRecord, settings: Settings, real_now: float, view: RunView, cfg: UserConfig
+    rd: RunDir, record: RunRecord, settings: Settings, real_now: float, view: RunView, cfg: UserConfig, acts: bool
 ) -> evaluator.Cached:
+    """The verdict; with `acts` (the run is alive), also its trips, its guidance and its ladder."""
     cached = _catch_up(rd, record, settings, view.events)
     now = RunClock.of(record).at(real_now)
     _provider(record, cached.outcome, view)
@@ -275,21 +236,25 @@ def _evaluate(
         skipped_lines=cached.skipped_lines + cached.adapter.skipped,
         tool_calls=cached.detector.calls,
     )
-    now_min = track.minutes(record, real_now)
-    if verdict.should_page and not old.tripped_in_soft_band:
+    now_min = round(verdict.elapsed_min, 2)  # the agent's minutes, as the page, the episodes and the ladder
+    if not acts:
+        pass
+    elif verdict.should_page and not old.tripped_in_soft_band:
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
         new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
         new.page_recent = evaluator.briefs(cached)
         view.events.append("tripped")
-    view.events += track.episode(old, new, verdict, cached, now_min)
+    if acts:
+        view.events += track.episode(old, new, verdict, cached, now_min)
     # counts move with every call; the record is rewritten only when the verdict changes
     if _verdict_changed(old, new) or view.events:
         record.spiral = new
         view.events.append("evaluated")
     if record.guidance:
         view.events += track.after_verdict(rd.guidance, record, cached, verdict, real_now, cfg.guidance)
-    climbed, view.ladder_stop = escalate.climb(rd.guidance, record, real_now, now_min)
-    view.events += climbed
+    if acts:
+        climbed, view.ladder_stop = escalate.climb(rd.guidance, record, real_now, now_min)
+        view.events += climbed
     return cached
 
 
@@ -310,12 +275,6 @@ def _provider(record: RunRecord, outcome: Outcome, view: RunView) -> None:
     if current != record.provider:
         record.provider = current
         view.events.append("provider" if current is not None else "provider recovered")
-
-
-def _untrip(record: RunRecord, view: RunView) -> None:
-    s = record.spiral
-    s.tripped_in_soft_band, s.tripped_at_min, s.page_signals, s.page_evidence, s.page_recent = False, None, [], [], []
-    view.events.remove("tripped")
 
 
 def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
@@ -339,6 +298,7 @@ def _liveness(
         stuck_min=settings.buckets[str(record.bucket)].stuck_min,
         heartbeat_s=cfg.heartbeat_s,
         bucket=str(record.bucket),
+        from_queue=record.admitted_by == "queue",
     )
     return liveness.judge(facts)
 

@@ -17,7 +17,8 @@ from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
-from orchestrator.runs import monitor, warmup
+from orchestrator.runs import fleet, monitor, warmup
+from orchestrator.runs.view import RunView
 
 
 @contextmanager
@@ -44,7 +45,13 @@ def single_watcher() -> Iterator[None]:
         yield
 
 
-def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[monitor.RunView]:
+def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
+    from orchestrator.runs.launch import start_run  # launch.py starts a watcher: imported here, not at the top
+
+    try:  # queued runs start as slots free: every pass, so the queue outlives any process
+        fleet.admit(cfg, start_run)
+    except LockBusy:
+        pass  # another process is admitting right now; the next pass looks again
     views = []
     run_dirs = monitor.list_run_dirs()
     warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
@@ -54,6 +61,10 @@ def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = 
         except Exception as exc:
             detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
             views.append(monitor.broken(run_dir, detail))
+    if any(v.record.queued for v in views):
+        places = fleet.queue_positions()
+        for v in views:
+            v.queue_position = places.get(v.run_id)
     return views
 
 
@@ -63,7 +74,7 @@ def watch(
     *,
     once: bool,
     tick_s: float,
-    report: Callable[[list[monitor.RunView]], None],
+    report: Callable[[list[RunView]], None],
     notifier: Notifier | None = None,
     idle_exit_s: float | None = None,
 ) -> None:
@@ -79,7 +90,7 @@ def watch(
                 report(views)
                 if once:
                     return
-                if any(v.record.active or v.error for v in views):
+                if any(v.record.active or v.record.queued or v.error for v in views):
                     last_active = time.monotonic()
                 elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
                     return

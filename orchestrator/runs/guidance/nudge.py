@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from orchestrator.guidance import stock, track
 from orchestrator.infra.errors import UserError
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Guidance
+from orchestrator.runs.guidance import stock, track
 
 MAX_TEXT = 20_000  # characters: guidance is a few sentences; a pasted log belongs in a file the agent can read
 
@@ -46,6 +46,8 @@ def nudge(run_dir: Path, text: str | None, kind: str) -> Guidance:
     rd = RunDir.of(run_dir)
     with state_file.locked(rd):
         record = state_file.read(rd)
+        if record.queued:
+            raise UserError(f"run {record.run_id} is still queued: its agent has not started, guidance needs a turn")
         if not record.active:
             raise UserError(f"run {record.run_id} has ended ({record.state}): there is no agent to guide")
         if record.guidance_via is None:

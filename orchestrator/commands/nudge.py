@@ -9,9 +9,7 @@ from typing import Annotated
 import typer
 
 from orchestrator import jsonout
-
-# the --json option every listing has (the command line uses this one too)
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (with a version key) instead of a table.")]
+from orchestrator.commands.options import JsonOpt
 
 
 def nudge_command(
@@ -33,8 +31,8 @@ def nudge_command(
     by $ORCHESTRATOR_GUIDANCE_DIR. `status` shows the receipt; a message not
     received within guidance_deliver_minutes is taken back and reported.
     """
-    from orchestrator.guidance.nudge import compose
-    from orchestrator.guidance.nudge import nudge as do_nudge
+    from orchestrator.runs.guidance.nudge import compose
+    from orchestrator.runs.guidance.nudge import nudge as do_nudge
     from orchestrator.runs.monitor import find_run
 
     body, kind = compose(text, file, redirect, wrap_up)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from orchestrator import jsonout
-from orchestrator.guidance.command import JsonOpt
+from orchestrator.commands.options import JsonOpt
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:  # the command line imports this module on every command: the work only when gc runs

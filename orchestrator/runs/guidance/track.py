@@ -33,7 +33,7 @@ def minutes(record: RunRecord, real: float) -> float:
 
 def queue(gdir: Path, record: RunRecord, text: str, kind: str, by: str, real_now: float) -> Guidance:
     """Put a message in the run's inbox and its entry in the record (the caller holds the lock, writes)."""
-    seq = len(record.guidance) + 1
+    seq = max(len(record.guidance), inbox.highest_seq(gdir)) + 1  # never a name a file already has
     g = Guidance(
         id=f"g{seq}",
         seq=seq,
@@ -63,12 +63,11 @@ def outstanding(record: RunRecord) -> list[Guidance]:
 
 
 def register(record: RunRecord, cached: evaluator.Cached) -> None:
-    """The receipts already recorded, given to the detector (a cache rebuilt from the files learns them
-    again before it is fed, so its windows restart where they did; known ones are skipped)."""
-    clock = RunClock.of(record)
+    """The receipts already recorded, given to the detector at the agent-clock moments they were taken
+    (a cache rebuilt from the files learns them again before it is fed; known ones are skipped)."""
     for g in record.guidance:
-        if g.received_epoch is not None:
-            evaluator.restart_at(cached, clock.at(g.received_epoch))
+        if g.received_epoch is not None and g.restart_at is not None:
+            evaluator.restart_at(cached, g.received_epoch, g.restart_at)
 
 
 def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached) -> list[str]:
@@ -86,10 +85,11 @@ def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached) -> list[st
             continue
         g.received_epoch = c.received_at
         g.received_at = format_ts(c.received_at)
-        g.received_at_min = minutes(record, c.received_at)
+        g.restart_at = cached.agent_time(clock.at(c.received_at))  # on the clock the verdicts use
+        g.received_at_min = round(max(0.0, g.restart_at - clock.started_at) / 60.0, 2)
         g.received_via = c.via
         g.signals_at_receipt = list(record.spiral.signals)
-        evaluator.restart_at(cached, clock.at(c.received_at))
+        evaluator.restart_at(cached, c.received_at, g.restart_at)
         s = record.spiral
         s.windows_since_min = g.received_at_min
         current_tripped = (
@@ -107,15 +107,17 @@ def after_verdict(
     gdir: Path, record: RunRecord, cached: evaluator.Cached, verdict: Verdict, real_now: float, policy: Policy
 ) -> list[str]:
     """The first calls after each receipt, answers whose window closed, messages past the delivery bound."""
-    now_min = minutes(record, real_now)
+    now_min = minutes(record, real_now)  # the wall's run minutes: how long a message has waited
+    agent_min = round(verdict.elapsed_min, 2)  # the agent's: as the receipts, the trips and the answers
     events: list[str] = []
     events += _followed(record, cached)
-    for g in record.guidance:
-        if g.received_at_min is not None and g.answer is None:
-            answer = _answer(record, g, verdict, now_min, policy)
-            if answer is not None:
-                g.answer, g.answer_at_min = answer, now_min
-                events.append(f"guidance {g.id} {answer}")
+    for i, g in enumerate(record.guidance):
+        if g.received_at_min is None or g.answer not in (None, "recovered"):
+            continue
+        answer = _answer(record, i, verdict, agent_min, policy)
+        if answer is not None and answer != g.answer:
+            g.answer, g.answer_at_min = answer, agent_min
+            events.append(f"guidance {g.id} {answer}")
     for g in outstanding(record):
         if g.queued_at_min is not None and now_min - g.queued_at_min >= policy.deliver_min:
             why = (
@@ -129,24 +131,37 @@ def after_verdict(
 
 def _followed(record: RunRecord, cached: evaluator.Cached) -> list[str]:
     """The first calls after each receipt, as far as the detector has seen them."""
-    clock, events = RunClock.of(record), []
+    events = []
     for g in record.guidance:
         if g.received_epoch is not None and len(g.first_calls_after) < evaluator.FOLLOWERS:
-            first = evaluator.followers(cached, clock.at(g.received_epoch))
+            first = evaluator.followers(cached, g.received_epoch)
             if first is not None and len(first) > len(g.first_calls_after):
                 g.first_calls_after = first
                 events.append("guidance followed")
     return events
 
 
-def _answer(record: RunRecord, g: Guidance, verdict: Verdict, now_min: float, policy: Policy) -> str | None:
+def _tripped_after(record: RunRecord, i: int) -> bool:
+    """Whether the detector paged on what the agent did after message i's receipt (and before the next one)."""
+    g = record.guidance[i]
+    start = g.received_at_min or 0.0
+    later = [x.received_at_min for x in record.guidance[i + 1 :] if x.received_at_min is not None]
+    end = min(later) if later else float("inf")
+    s = record.spiral
+    trips = [s.tripped_at_min] + [e.tripped_at_min for e in s.episodes]
+    return any(t is not None and start <= t < end for t in trips)
+
+
+def _answer(record: RunRecord, i: int, verdict: Verdict, now_min: float, policy: Policy) -> str | None:
+    """recovered / ignored / nothing firing, or None while the window is open. A `recovered` is revised to
+    `ignored` when the agent trips again later on what it did after this message (the windows restarted
+    at the receipt, so a loop at a slow pace can look quiet when the window closes)."""
+    g = record.guidance[i]
     if not g.signals_at_receipt:
         return "nothing firing"  # sent while no signal fired: there is no behaviour to change
-    s = record.spiral
-    opened = next((e for e in s.episodes if e.since_min == g.received_at_min), None)
-    if opened is not None and opened.tripped_at_min is not None:
+    if _tripped_after(record, i):
         return "ignored"  # it tripped again on what the agent did after it
-    if now_min - (g.received_at_min or 0.0) < policy.answer_min:
+    if g.answer is not None or now_min - (g.received_at_min or 0.0) < policy.answer_min:
         return None
     still = set(verdict.signals) & set(g.signals_at_receipt)
     return "ignored" if still else "recovered"
@@ -168,8 +183,11 @@ def withdraw(gdir: Path, g: Guidance, why: str, now_min: float) -> bool:
     return True
 
 
-def run_ended(gdir: Path, record: RunRecord, cached: evaluator.Cached | None, real_now: float) -> list[str]:
-    """The run is over: receipts that came in last, then nothing still queued is left pretending."""
+def run_ended(
+    gdir: Path, record: RunRecord, cached: evaluator.Cached | None, real_now: float, final: Verdict | None = None
+) -> list[str]:
+    """The run is over: receipts that came in last, then nothing still queued is left pretending.
+    `final`: the verdict on the whole log, which answers the messages whose window was still open."""
     events = receipts(gdir, record, cached) if cached is not None else []
     if cached is not None:  # the last calls of a run that ended soon after a receipt
         events += _followed(record, cached)
@@ -177,13 +195,16 @@ def run_ended(gdir: Path, record: RunRecord, cached: evaluator.Cached | None, re
     for g in outstanding(record):
         if withdraw(gdir, g, f"the run ended ({record.state}) before the agent's next turn boundary", now_min):
             events.append(f"guidance {g.id} undelivered")
-    for g in record.guidance:
+    firing = set(final.signals if final is not None else record.spiral.signals)
+    for i, g in enumerate(record.guidance):
         if g.received_at_min is not None and g.answer is None:
             if not g.signals_at_receipt:
                 g.answer = "nothing firing"
+            elif _tripped_after(record, i) or firing & set(g.signals_at_receipt):
+                g.answer = "ignored"
             else:
-                g.answer = "ignored" if set(record.spiral.signals) & set(g.signals_at_receipt) else "recovered"
-            g.answer_at_min = now_min
+                g.answer = "recovered"
+            g.answer_at_min = round(final.elapsed_min, 2) if final is not None else now_min
             events.append(f"guidance {g.id} {g.answer}")
     return events
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.guidance import ladder, stock, track
+from orchestrator.guidance import ladder
 from orchestrator.record.model import Escalation, RunRecord
+from orchestrator.runs.guidance import stock, track
 from orchestrator.runs.liveness import Decision
 from spiral.timestamps import format_ts
 
 
 def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tuple[list[str], Decision | None]:
-    """What this pass climbed (as pass events), and the stop to carry out, if the rung was a stop."""
-    if not record.escalation:
-        return [], None
+    """What this pass climbed (as pass events), and the stop to carry out, if the rung was a stop.
+    `now_min`: the agent's minutes (provider waits left out), the clock of the page and the receipts."""
+    if not record.escalation or record.provider is not None:
+        return [], None  # off; or the agent is waiting on its model API, which no rung can help
     s = record.spiral
     due = ladder.next_due(
         record.escalation,

@@ -1,0 +1,1 @@
+"""The commands whose options and output live outside cli.py (which registers them)."""

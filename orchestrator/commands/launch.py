@@ -1,0 +1,85 @@
+"""The `launch` command's options and output (the command line registers it; launch.py does the work)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from orchestrator import jsonout
+from orchestrator.commands.options import JsonOpt
+from orchestrator.infra.errors import UserError
+
+if TYPE_CHECKING:
+    from orchestrator.runs.launch import Launched
+
+
+def _all_tickets(folder: Path | None) -> list[str]:
+    if folder is None:
+        raise UserError("--all needs tickets_dir in config.yaml (the folder of ticket files)")
+    try:
+        found = sorted({*folder.glob("*.md"), *folder.glob("*/ticket.md")})
+    except OSError as exc:
+        raise UserError(f"{folder}: cannot list tickets: {exc.strerror}") from None
+    if not found:
+        raise UserError(f"{folder}: no tickets (*.md or */ticket.md)")
+    return [str(p) for p in found]
+
+
+def launch_command(
+    tickets: Annotated[
+        list[str] | None,
+        typer.Argument(help="Ticket files (Markdown + YAML front matter) or ticket ids in tickets_dir."),
+    ] = None,
+    every: Annotated[bool, typer.Option("--all", help="Every ticket in tickets_dir (*.md, */ticket.md).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Clone each ticket's repo fresh, start its agent detached (or queue it), print the run ids.
+
+    Each agent runs under a per-run supervisor that outlives this command; its
+    output is captured to runs/<id>/events.jsonl and the clone is snapshotted
+    every 30 s. With max_parallel in config.yaml, runs past the cap wait in
+    state `queued` and the watcher starts them as slots free (`status` shows
+    their place; `kill ID` cancels one). Follow runs with `status`, `logs ID -f`.
+    """
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.config import load
+    from orchestrator.runs.launch import launch, launch_many
+
+    cfg = load()
+    refs = list(tickets or [])
+    if every:
+        refs += _all_tickets(cfg.tickets_dir)
+    if not refs:
+        raise UserError("launch needs a ticket (a file or an id), or --all")
+    if len(refs) == 1:
+        res = launch(refs[0], cfg, BucketsFile())
+        if as_json:
+            sys.stdout.write(jsonout.document(_row(res)))
+        else:
+            typer.echo(res.run_id)
+            _say(res)
+        raise typer.Exit(0 if res.agent_started or res.state in ("launching", "queued") else 1)
+    many = launch_many(refs, cfg, BucketsFile())
+    if as_json:
+        sys.stdout.write(jsonout.document({"runs": [_row(r) for r in many]}))
+    else:
+        for res in many:
+            typer.echo(res.run_id)
+            _say(res)
+    raise typer.Exit(1 if any(r.problem for r in many) else 0)
+
+
+def _row(r: Launched) -> dict[str, object]:
+    return {"run_id": r.run_id, "state": r.state, "reason": r.reason, "run_dir": str(r.run_dir)}
+
+
+def _say(r: Launched) -> None:
+    if r.problem:
+        sys.stderr.write(f"{r.problem}\n")
+    elif r.state == "queued":
+        sys.stderr.write(f"run {r.run_id} queued: the watcher starts it when a slot frees\n")
+    elif r.state not in ("running", "launching"):
+        sys.stderr.write(f"run {r.run_id} {r.state}: {r.reason}\n")

@@ -1,0 +1,157 @@
+"""The queue: runs wait in state `queued` until a slot under the concurrency cap frees.
+
+config.yaml `max_parallel` (and `max_parallel_per_repo`) caps the runs that are launching or running
+at once; `stagger_seconds` spaces two starts. `admit` is the one place a queued run starts: `launch`
+calls it for the runs it just queued, and every pass of the watcher (and `status`) calls it, so a
+queue outlives any process. The decision is taken under the state folder's fleet lock, and each run
+moves from `queued` to `launching` under its own lock, so two admitters never start one run twice
+or go past the cap. A run admitted by a process that died before its agent started goes back to the
+queue (monitor.py, liveness), so a ticket runs exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.config import UserConfig
+from orchestrator.infra import proc
+from orchestrator.infra.lock import held
+from orchestrator.infra.paths import home, runs_dir
+from orchestrator.record import state_file
+from orchestrator.record.layout import RunDir
+from orchestrator.record.model import QUEUED, RunRecord
+from spiral.timestamps import parse_ts
+
+LOCK_WAIT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What the cap sees of a run."""
+
+    run_id: str
+    state: str
+    repo: str | None
+    queued_at: float
+    started_at: float | None
+
+
+def _seats() -> list[tuple[RunDir, Seat]]:
+    root = runs_dir()
+    if not root.is_dir():
+        return []
+    out = []
+    for path in sorted(root.iterdir()):
+        rd = RunDir(path)
+        if not rd.is_run():
+            continue
+        try:
+            r = state_file.read(rd)
+        except Exception:
+            continue  # an unreadable record holds no seat; status shows it
+        queued = parse_ts(r.queued_at) or parse_ts(r.created_at) or 0.0
+        started = parse_ts(r.started_at) if r.state != QUEUED else None
+        out.append((rd, Seat(r.run_id, r.state, r.repo, queued, started)))
+    return out
+
+
+def queue_order(seats: list[Seat]) -> list[Seat]:
+    """Queued runs, first come first served (ties by run id)."""
+    return sorted((s for s in seats if s.state == QUEUED), key=lambda s: (s.queued_at, s.run_id))
+
+
+def choose(seats: list[Seat], cfg: UserConfig, now: float) -> list[str]:
+    """Which queued runs may start now (pure): under the caps, one per stagger period."""
+    active = [s for s in seats if s.state in ("launching", "running")]
+    waiting = queue_order(seats)
+    if not waiting:
+        return []
+    if cfg.stagger_s > 0:
+        last = max((s.started_at for s in seats if s.started_at is not None), default=None)
+        if last is not None and now - last < cfg.stagger_s:
+            return []
+    chosen: list[str] = []
+    for s in waiting:
+        if cfg.max_parallel is not None and len(active) >= cfg.max_parallel:
+            break
+        if cfg.max_parallel_per_repo is not None:
+            same = sum(1 for a in active if a.repo == s.repo)
+            if same >= cfg.max_parallel_per_repo:
+                continue  # this repo is full; a run on another repo may still start
+        chosen.append(s.run_id)
+        active.append(s)
+        if cfg.stagger_s > 0:
+            break
+    return chosen
+
+
+def positions(seats: list[Seat]) -> dict[str, int]:
+    return {s.run_id: i for i, s in enumerate(queue_order(seats), 1)}
+
+
+def queue_positions() -> dict[str, int]:
+    """Each queued run's place in the queue (1: next to start)."""
+    return positions([s for _, s in _seats()])
+
+
+def _take(by: str) -> Callable[[RunRecord], bool]:
+    me = proc.ProcRef.of(os.getpid())
+
+    def change(r: RunRecord) -> bool:
+        if r.state != QUEUED or r.stop_requested is not None:
+            return False
+        r.state, r.launcher, r.admitted_by = "launching", me, by
+        r.started_at = state_file.utcnow()
+        return True
+
+    return change
+
+
+def admit(
+    cfg: UserConfig, start: Callable[[Path], None], own: frozenset[str] = frozenset(), now: float | None = None
+) -> list[Path]:
+    """Start the queued runs that fit now; `start(run_dir)` clones and spawns one (runs/launch.py).
+
+    `own`: the runs the calling `launch` queued itself (interrupted, they end `lost` as a launch always
+    did); any other run it starts is the queue's, and goes back to the queue if its admitter dies."""
+    now = time.time() if now is None else now
+    root = home()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return []
+    started = []
+    with held(root / "fleet.lock", timeout=LOCK_WAIT_S):
+        pairs = _seats()
+        by_id = {s.run_id: rd for rd, s in pairs}
+        for run_id in choose([s for _, s in pairs], cfg, now):
+            rd = by_id[run_id]
+            by = "launch" if run_id in own else "queue"
+            record = state_file.update(rd, _take(by))
+            if record.state == "launching" and record.admitted_by == by and record.spawned_at is None:
+                started.append(rd.path)
+    for path in started:
+        start(path)
+    return started
+
+
+def requeue(rd: RunDir, reason: str) -> RunRecord:
+    """An admitted run whose admitter died before the agent started: back to the queue, clone removed."""
+
+    def change(r: RunRecord) -> bool:
+        if r.state != "launching" or r.spawned_at is not None or r.stop_requested is not None:
+            return False
+        r.state, r.launcher, r.admitted_by, r.started_at = QUEUED, None, None, None
+        r.requeued += 1
+        r.reason = reason
+        return True
+
+    record = state_file.update(rd, change)
+    if record.state == QUEUED:
+        shutil.rmtree(rd.clone, ignore_errors=True)  # the next start clones afresh
+    return record

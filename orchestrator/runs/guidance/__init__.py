@@ -1,0 +1,1 @@
+"""What a run does with guidance: receipts in its record, the ladder climbed, `nudge` (orchestrator/guidance has the hand-over)."""

@@ -1,0 +1,66 @@
+"""One run as a pass saw it (`RunView`), and its `status --json` row."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from orchestrator.record.model import RunRecord, SpendTotals
+from orchestrator.runs.guidance import track
+from orchestrator.runs.liveness import Decision
+from spiral.verdict import json_number
+
+
+@dataclass
+class RunView:
+    run_dir: Path
+    record: RunRecord
+    elapsed_min: float = 0.0
+    expected_min: float = 0.0
+    last_activity_s: float | None = None
+    spend: SpendTotals | None = None
+    error: str | None = None  # why this run could not be looked at
+    events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
+    ladder_stop: Decision | None = None  # the escalation ladder's stop rung, to carry out
+    queue_position: int | None = None  # a queued run's place in the queue (1: next to start)
+
+    @property
+    def run_id(self) -> str:
+        return self.run_dir.name
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.record
+        spiral = r.spiral
+        spend = self.spend or r.spend
+        page = r.notices.get("spiral")
+        return {
+            "id": self.run_id,
+            "ticket": r.ticket_id,
+            "bucket": r.bucket,
+            "agent": r.agent,
+            "state": r.state,
+            "reason": r.reason,
+            "elapsed_min": round(self.elapsed_min, 2),
+            "expected_min": self.expected_min,
+            "region": spiral.region,
+            "signals": list(spiral.signals),
+            "suspicion": json_number(spiral.suspicion),
+            "evidence": list(spiral.evidence),
+            "tripped_at_min": spiral.tripped_at_min,
+            "notified": spiral.notified,
+            "page_error": page.last_error if page is not None else None,
+            "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
+            "hints": list(r.hints),
+            "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
+            "tokens": spend.tokens if spend is not None else None,
+            "cost_usd": spend.cost_usd if spend is not None else None,
+            "started_at": r.started_at,
+            "ended_at": r.ended_at,
+            "error": self.error,
+            "queue_position": self.queue_position,
+            "verified": r.verified,  # the ticket's verify: check passed / failed; null: none ran
+            **track.status_fields(r),
+        }
