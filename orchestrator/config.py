@@ -44,6 +44,8 @@ class Profile:
     install_hint: str | None = None  # said when the command is not on PATH
     guidance: str | None = None  # hook | inbox | none (orchestrator/guidance/wiring.py); None: by the command
     escalation: tuple[Rung, ...] = ()  # the profile's opt-in escalation ladder (orchestrator/guidance/ladder.py)
+    max_usd: float | None = None  # spend ceilings for its runs (orchestrator/runs/budget.py)
+    max_tokens: int | None = None
 
 
 # Unattended means no one is there to approve a tool call: the built-in profiles let the
@@ -110,6 +112,7 @@ class UserConfig:
     max_parallel: int | None = None
     max_parallel_per_repo: int | None = None
     stagger_s: float = 0.0
+    daily_max_usd: float | None = None  # the fleet's daily spend ceiling: past it no queued run starts
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -128,6 +131,8 @@ class _Agent(Strict):
     env: Annotated[dict[str, str], Meta(description="must map variable names to text")] = {}
     guidance: Annotated[str, one_of(MODES)] | None = None
     escalation: Any = None  # checked by orchestrator.guidance.ladder, which owns its keys
+    max_usd: Annotated[float, Meta(gt=0, description="must be a positive number of dollars")] | None = None
+    max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
 
 
 class _Price(Strict):
@@ -157,6 +162,7 @@ class _File(Strict):
         Annotated[int, Meta(ge=1, description="must be a whole number of runs, at least 1")] | None
     ) = None
     stagger_seconds: NonNegativeFloat = 0.0
+    daily_max_usd: Annotated[float, Meta(gt=0, description="must be a positive number of dollars")] | None = None
     guidance_deliver_minutes: PositiveFloat = DEFAULT_DELIVER_MIN
     guidance_answer_minutes: PositiveFloat = DEFAULT_ANSWER_MIN
     gc_keep_days: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS
@@ -204,11 +210,13 @@ def load(path: Path | None = None) -> UserConfig:
             dict(agent.env),
             guidance=agent.guidance,
             escalation=rungs,
+            max_usd=agent.max_usd,
+            max_tokens=agent.max_tokens,
         )
     cfg.guidance = Policy(doc.guidance_deliver_minutes, doc.guidance_answer_minutes)
     cfg.gc_keep_days, cfg.gc_keep_days_flagged = doc.gc_keep_days, doc.gc_keep_days_flagged
     cfg.max_parallel, cfg.max_parallel_per_repo = doc.max_parallel, doc.max_parallel_per_repo
-    cfg.stagger_s = doc.stagger_seconds
+    cfg.stagger_s, cfg.daily_max_usd = doc.stagger_seconds, doc.daily_max_usd
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
     for model, p in (doc.prices or {}).items():

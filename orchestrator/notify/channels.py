@@ -31,12 +31,12 @@ from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
 
-ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost")
+ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget")
 # "provider": the agent's model API kept failing (one notice per episode of retries)
-EVENTS = ("spiral", "provider", "escalation", "guidance", *ENDING_EVENTS)
+EVENTS = ("spiral", "provider", "escalation", "guidance", "budget", *ENDING_EVENTS)
 ENDINGS = frozenset(ENDING_EVENTS)
 # escalation: a rung of the opt-in ladder climbed; guidance: a message that never reached the agent
-DEFAULT_EVENTS = ("spiral", "provider", "escalation", "guidance", "stalled")
+DEFAULT_EVENTS = ("spiral", "provider", "escalation", "guidance", "budget", "stalled", "over_budget")
 TAGS = (*EVENTS, "ends")
 _KEYS = {
     "urls",

@@ -51,6 +51,10 @@ def due(record: RunRecord, notifier: Notifier) -> list[str]:
         out += [f"spiral-{e.n}" for e in record.spiral.episodes if e.tripped_at_min is not None]
     if "escalation" in notifier.events:
         out += [f"escalation-{e.rung}" for e in record.escalations]
+    if "budget" in notifier.events and record.budget_warned_at is not None:
+        out.append("budget-70")
+    if "budget" in notifier.events and record.held is not None and record.queued:
+        out.append(f"budget-held-{(record.held_since or '')[:10]}")  # once a day per held run
     if "guidance" in notifier.events:  # guidance that never reached the agent
         out += [f"guidance-{g.id}" for g in record.guidance if g.undelivered is not None]
     p = record.provider
@@ -74,6 +78,8 @@ def _compose(record: RunRecord, key: str) -> tuple[str, str]:
         return pages.escalation_notice(record, int(key.split("-", 1)[1]))
     if event == "guidance":
         return pages.undelivered_notice(record, key.split("-", 1)[1])
+    if event == "budget":
+        return pages.budget_notice(record, key)
     if event == "provider":
         return pages.provider_notice(record)
     return pages.ending_notice(record, event)

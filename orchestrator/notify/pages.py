@@ -133,6 +133,7 @@ ENDING_TITLES = {
     "succeeded": "run {run} succeeded",
     "killed": "run {run} was killed",
     "lost": "run {run} was lost",
+    "over_budget": "run {run} stopped at its spend ceiling",
 }
 
 
@@ -223,6 +224,29 @@ def escalation_notice(record: RunRecord, rung: int, cli: str = "./dev.sh") -> tu
     if action != "stop":
         lines.append(f"  {cli} kill {run}")
     return redact(f"run {run}: escalation {rung} ({action})"), _finish(lines)
+
+
+def budget_notice(record: RunRecord, key: str, cli: str = "./dev.sh") -> tuple[str, str]:
+    """(title, body) for a run at 70 % of its spend ceiling, or a queued run the daily ceiling holds."""
+    run = record.run_id
+    if key.startswith("budget-held"):
+        lines = [f"Ticket {record.ticket_id} (run {run}) waits in the queue: {record.held}.", f"  {cli} status"]
+        return redact(f"run {run}: held by the daily spend ceiling"), _finish(lines)
+    spend = record.spend_live or record.spend
+    ceilings = []
+    if record.max_usd is not None:
+        cost = "unpriced" if spend is None or spend.cost_usd is None else f"${spend.cost_usd:.2f}"
+        ceilings.append(f"{cost} of ${record.max_usd:.2f}")
+    if record.max_tokens is not None:
+        ceilings.append(f"{spend.tokens if spend else 0} of {record.max_tokens} tokens")
+    lines = [
+        f"Ticket {record.ticket_id} (run {run}) has spent {record.budget_warned_at or 0:.0%} of its ceiling: "
+        + "; ".join(ceilings)
+        + ". At 100 % it is stopped (ending over_budget).",
+        f"  {cli} logs {run}",
+        f"  {cli} kill {run}",
+    ]
+    return redact(f"run {run}: {record.budget_warned_at or 0:.0%} of its spend ceiling"), _finish(lines)
 
 
 def undelivered_notice(record: RunRecord, gid: str, cli: str = "./dev.sh") -> tuple[str, str]:

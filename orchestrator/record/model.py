@@ -16,10 +16,10 @@ import msgspec
 from orchestrator.infra.proc import ProcRef
 from orchestrator.infra.typed_yaml import PositiveFloat
 
-VERSION = 2
+VERSION = 3
 QUEUED = "queued"  # waiting for a slot under the concurrency cap (orchestrator/runs/fleet.py)
 ACTIVE = ("launching", "running")
-ENDED = ("succeeded", "failed", "stalled", "killed", "lost")
+ENDED = ("succeeded", "failed", "stalled", "killed", "lost", "over_budget")
 
 
 class RecordError(ValueError):
@@ -227,6 +227,14 @@ class RunRecord(msgspec.Struct, kw_only=True):
     snapshot_every_s: PositiveFloat = 30.0
     # the detector settings the run is judged by, frozen at launch
     settings: dict[str, Any] | None = None
+    # spend ceilings (runs/budget.py), frozen at launch: None is none
+    max_usd: float | None = None
+    max_tokens: int | None = None
+    budget_warned_at: float | None = None  # the share of a ceiling spent when the 70 % notice was due
+    budget_unpriced: bool = False  # a dollar ceiling on an unpriced model: held to its token ceiling only
+    spend_live: SpendTotals | None = None  # the spend of a live run as last written (the daily ceiling reads it)
+    held: str | None = None  # a queued run the daily ceiling holds back: why
+    held_since: str | None = None
     # where it stands
     state: str = "launching"
     queued_at: str | None = None  # when it entered the queue (runs launched before the queue: None)
@@ -313,8 +321,15 @@ _V1_NULLABLE = (
 )
 
 
+def _from_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 to 3: nothing to change. Version 3 adds the `over_budget` ending (a spend ceiling stopped
+    the run) and the queue's and the ceilings' fields, all optional; it is a new version so that an older
+    orchestrator refuses a record whose ending it would not know, rather than misreading it."""
+    return raw
+
+
 # version -> the step that turns a record of that version into the next one
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2}
 
 
 def from_builtins(raw: object, run_id: str) -> RunRecord:

@@ -39,6 +39,8 @@ class Seat:
     repo: str | None
     queued_at: float
     started_at: float | None
+    cost_usd: float | None = None  # what it has spent (the ledger's figure; live runs: as last written)
+    held: str | None = None
 
 
 def _seats() -> list[tuple[RunDir, Seat]]:
@@ -56,7 +58,9 @@ def _seats() -> list[tuple[RunDir, Seat]]:
             continue  # an unreadable record holds no seat; status shows it
         queued = parse_ts(r.queued_at) or parse_ts(r.created_at) or 0.0
         started = parse_ts(r.started_at) if r.state != QUEUED else None
-        out.append((rd, Seat(r.run_id, r.state, r.repo, queued, started)))
+        spend = r.spend or r.spend_live
+        cost = spend.cost_usd if spend is not None else None
+        out.append((rd, Seat(r.run_id, r.state, r.repo, queued, started, cost, r.held)))
     return out
 
 
@@ -65,11 +69,31 @@ def queue_order(seats: list[Seat]) -> list[Seat]:
     return sorted((s for s in seats if s.state == QUEUED), key=lambda s: (s.queued_at, s.run_id))
 
 
+def spent_today(seats: list[Seat], now: float) -> float:
+    """Dollars spent by the runs started today (UTC), as far as their records say."""
+    day = time.strftime("%Y-%m-%d", time.gmtime(now))
+    return sum(
+        s.cost_usd or 0.0
+        for s in seats
+        if s.started_at is not None and time.strftime("%Y-%m-%d", time.gmtime(s.started_at)) == day
+    )
+
+
+def held_by_ceiling(seats: list[Seat], cfg: UserConfig, now: float) -> str | None:
+    """Why the daily ceiling holds the queue now (None: it does not)."""
+    if cfg.daily_max_usd is None:
+        return None
+    spent = spent_today(seats, now)
+    if spent < cfg.daily_max_usd:
+        return None
+    return f"the daily spend ceiling is reached (${spent:.2f} of ${cfg.daily_max_usd:.2f} today, UTC)"
+
+
 def choose(seats: list[Seat], cfg: UserConfig, now: float) -> list[str]:
-    """Which queued runs may start now (pure): under the caps, one per stagger period."""
+    """Which queued runs may start now (pure): under the caps and the daily ceiling, one per stagger period."""
     active = [s for s in seats if s.state in ("launching", "running")]
     waiting = queue_order(seats)
-    if not waiting:
+    if not waiting or held_by_ceiling(seats, cfg, now) is not None:
         return []
     if cfg.stagger_s > 0:
         last = max((s.started_at for s in seats if s.started_at is not None), default=None)
@@ -105,7 +129,7 @@ def _take(by: str) -> Callable[[RunRecord], bool]:
     def change(r: RunRecord) -> bool:
         if r.state != QUEUED or r.stop_requested is not None:
             return False
-        r.state, r.launcher, r.admitted_by = "launching", me, by
+        r.state, r.launcher, r.admitted_by, r.held = "launching", me, by, None
         r.started_at = state_file.utcnow()
         return True
 
@@ -128,6 +152,7 @@ def admit(
     started = []
     with held(root / "fleet.lock", timeout=LOCK_WAIT_S):
         pairs = _seats()
+        _mark_held(pairs, held_by_ceiling([s for _, s in pairs], cfg, now))
         by_id = {s.run_id: rd for rd, s in pairs}
         for run_id in choose([s for _, s in pairs], cfg, now):
             rd = by_id[run_id]
@@ -138,6 +163,24 @@ def admit(
     for path in started:
         start(path)
     return started
+
+
+def _mark_held(pairs: list[tuple[RunDir, Seat]], why: str | None) -> None:
+    """Say on the next queued run why the queue waits (its notice goes out once a day), or clear it."""
+    order = queue_order([s for _, s in pairs])
+    head = order[0].run_id if order and why is not None else None
+    for rd, s in pairs:
+        want = why if s.run_id == head else None
+        if s.state == QUEUED and s.held != want:
+
+            def change(r: RunRecord, want: str | None = want) -> bool:
+                if r.state != QUEUED:
+                    return False
+                r.held = want
+                r.held_since = state_file.utcnow() if want is not None else None
+                return True
+
+            state_file.update(rd, change)
 
 
 def requeue(rd: RunDir, reason: str) -> RunRecord:

@@ -32,7 +32,7 @@ from spiral.timestamps import parse_ts
 
 DAY_S = 86400.0
 # endings whose clone is kept the longer retention (as is any run that tripped the detector in the soft band)
-FLAGGED_ENDINGS = ("failed", "stalled", "lost")
+FLAGGED_ENDINGS = ("failed", "stalled", "lost", "over_budget")
 TRASH = ".clone.gc-removing"  # a clone renamed aside, being removed
 
 

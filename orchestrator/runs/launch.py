@@ -160,6 +160,8 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         time_scale=ticket.speed,
         snapshot_every_s=settings.snapshot_every_s,
         guidance_via=cmd.guidance_via,
+        max_usd=ticket.max_usd if ticket.max_usd is not None else cfg.profiles[ticket.agent].max_usd,
+        max_tokens=ticket.max_tokens if ticket.max_tokens is not None else cfg.profiles[ticket.agent].max_tokens,
         escalation=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation),
         verify=list(ticket.verify),  # the ticket's check, frozen like the settings
         verify_timeout_s=ticket.verify_timeout_s,

@@ -26,7 +26,7 @@ from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
-from orchestrator.runs import evaluator, fleet, liveness
+from orchestrator.runs import budget, evaluator, fleet, liveness
 from orchestrator.runs.guidance import escalate, track
 from orchestrator.runs.view import RunView
 from spiral.detector import Detector
@@ -77,7 +77,12 @@ def refresh(
             alive = decision is None or decision.end_as != "lost"
             cached = _evaluate(rd, record, settings, real_now, view, cfg, acts=alive)
             view.spend = _spend(rd, record, cached, cfg)
-            decision = decision or view.ladder_stop
+            spent, over = budget.check(record, view.spend)
+            view.events += spent
+            if budget.live_changed(record.spend_live, view.spend):
+                record.spend_live = view.spend  # the daily ceiling and the notices read it
+                view.events.append("spend")
+            decision = decision or over or view.ladder_stop
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
             cached = _catch_up(rd, record, settings, view.events)  # receipts first: the restarts come before the feed

@@ -58,6 +58,8 @@ class Ticket:
     demo_case: Path | None = None
     speed: float = 1.0
     escalation: list[Rung] | None = None  # the ticket's own ladder (None: the profile's, if any)
+    max_usd: float | None = None  # spend ceilings (runs/budget.py); None: the profile's, if any
+    max_tokens: int | None = None
     verify: list[str] = field(default_factory=list)  # the check run in the clone after the agent exits 0 (argv)
     verify_timeout_s: float = VERIFY_TIMEOUT_S
     text: str = ""
@@ -78,6 +80,8 @@ class _Front(Strict):
     speed: Annotated[float, Meta(gt=0, le=1000, description="must be a number in (0, 1000]")] = 1.0
     # checked by orchestrator.guidance.ladder, which owns its keys; `false` turns a profile's ladder off
     escalation: Any = None
+    max_usd: Annotated[float, Meta(gt=0, description="must be a positive number of dollars")] | None = None
+    max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
     verify: Any = None  # an argv, or a string run by `sh -c`: checked by verify_argv
     verify_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
 
@@ -177,6 +181,8 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         demo_case=demo_case,
         speed=front_matter.speed,
         escalation=escalation,
+        max_usd=front_matter.max_usd,
+        max_tokens=front_matter.max_tokens,
         verify=verify,
         verify_timeout_s=front_matter.verify_timeout_seconds,
         text=text,

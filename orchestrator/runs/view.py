@@ -61,6 +61,9 @@ class RunView:
             "ended_at": r.ended_at,
             "error": self.error,
             "queue_position": self.queue_position,
-            "verified": r.verified,  # the ticket's verify: check passed / failed; null: none ran
+            "verified": r.verified,
+            "max_usd": r.max_usd,
+            "max_tokens": r.max_tokens,
+            "held": r.held,  # the ticket's verify: check passed / failed; null: none ran
             **track.status_fields(r),
         }

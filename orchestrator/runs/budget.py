@@ -1,0 +1,58 @@
+"""Spend ceilings: a run's `max_usd` / `max_tokens` (ticket or profile), and the fleet's daily ceiling.
+
+A run's spend is the one the ledger and `status` show (the agent's log and its own session files,
+priced by ledger/prices.py). At WARN_AT of a ceiling the run is noticed once (notice `budget-70`);
+at 100 % it is stopped and recorded with its own ending, `over_budget`. A ceiling in dollars needs a
+priced model: an unpriced run is held to its token ceiling only, and its record says so.
+The daily ceiling (config.yaml `daily_max_usd`) holds the queue: no queued run starts once the runs
+started today (UTC) have spent it (runs/fleet.py).
+"""
+
+from __future__ import annotations
+
+from orchestrator.record.model import RunRecord, SpendTotals
+from orchestrator.runs.liveness import Decision
+
+WARN_AT = 0.7
+OVER = "over_budget"
+
+
+def used(record: RunRecord, spend: SpendTotals | None) -> tuple[float | None, str]:
+    """The largest share of a ceiling spent (None: no ceiling applies), and what it is a share of."""
+    if spend is None:
+        return None, ""
+    shares: list[tuple[float, str]] = []
+    if record.max_tokens is not None:
+        shares.append((spend.tokens / record.max_tokens, f"{spend.tokens} of {record.max_tokens} tokens"))
+    if record.max_usd is not None and spend.cost_usd is not None:
+        shares.append((spend.cost_usd / record.max_usd, f"${spend.cost_usd:.2f} of ${record.max_usd:.2f}"))
+    if not shares:
+        return None, ""
+    return max(shares)
+
+
+def check(record: RunRecord, spend: SpendTotals | None) -> tuple[list[str], Decision | None]:
+    """This pass's budget events (the record is changed for them), and the stop when a ceiling is reached."""
+    share, what = used(record, spend)
+    events: list[str] = []
+    if record.max_usd is not None and spend is not None and spend.cost_usd is None and not record.budget_unpriced:
+        record.budget_unpriced = True  # said once: a dollar ceiling on an unpriced model cannot be held
+        events.append("budget: max_usd not enforced (the model is unpriced)")
+    if share is None:
+        return events, None
+    if share >= WARN_AT and record.budget_warned_at is None:
+        record.budget_warned_at = round(share, 3)
+        events.append(f"budget {share:.0%}: {what}")
+    if share >= 1.0:
+        return events, Decision(OVER, f"spend ceiling reached: {what} ({share:.0%})")
+    return events, None
+
+
+def live_changed(old: SpendTotals | None, new: SpendTotals | None) -> bool:
+    """Whether the spend moved enough to be written into the record (a cent, or a thousand tokens)."""
+    if new is None:
+        return False
+    if old is None:
+        return new.tokens > 0
+    cents = (round((old.cost_usd or 0) * 100), round((new.cost_usd or 0) * 100))
+    return old.tokens // 1000 != new.tokens // 1000 or cents[0] != cents[1]
