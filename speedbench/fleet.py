@@ -1,0 +1,280 @@
+"""The fleet stress benchmark (issue 13), the large version of tests/test_fleet.py's stress test.
+
+Run:  .venv/bin/python speedbench/fleet.py [--tickets 50] [--cap 4] [--kill-every 1.5] [--speed 300]
+
+From scratch in a fresh folder under speedbench/out/ (gitignored; removed at the end unless
+--keep or an invariant failed): its own ORCHESTRATOR_HOME and HOME, a small real git repo, a config.yaml with
+max_parallel = --cap, and --tickets tickets for the built-in demo agent re-enacting
+corpus/healthy-001-steady-feature at --speed (bucket medium). All are launched with one
+`python -m orchestrator launch ... --json` (past the cap they wait in state queued); a watcher
+(`watch --tick 0.2`) starts them as slots free and is SIGKILLed and restarted every
+--kill-every seconds meanwhile. Progress is printed every few seconds until every run has
+ended or --timeout passes (then the runs still active are killed).
+
+At the end it prints tickets, cap, watcher kills, wall seconds, the most runs at once (from
+spawned_at / ended_at in every state.json), runs per ending, the requeues (a run whose admitter
+died before its agent started goes back to the queue), and whether every ticket ran exactly
+once (one supervisor recorded, the case's whole log in its events.jsonl, exactly once).
+Exit 1 if an invariant fails: never more than --cap at once, every ticket ran exactly once,
+nothing left queued, launching or running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "speedbench" / "out"
+CASE = ROOT / "corpus" / "healthy-001-steady-feature"
+ACTIVE = ("queued", "launching", "running")
+PY = sys.executable
+
+sys.path.insert(0, str(ROOT))
+from spiral.timestamps import parse_ts  # noqa: E402
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_repo(dest: Path) -> None:
+    (dest / "src").mkdir(parents=True)
+    (dest / "src" / "app.py").write_text("print('hi')\n")
+    git("init", "-q", "-b", "main", cwd=dest)
+    git("add", "-A", cwd=dest)
+    git("commit", "-q", "-m", "init", cwd=dest)
+
+
+def write_tickets(folder: Path, repo: Path, n: int, speed: float) -> list[Path]:
+    folder.mkdir()
+    paths = []
+    for i in range(n):
+        front = {
+            "id": f"s{i:03d}",
+            "repo": str(repo),
+            "bucket": "medium",
+            "agent": "demo",
+            "demo_case": str(CASE),
+            "speed": speed,
+        }
+        path = folder / f"s{i:03d}.md"
+        path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nre-enact\n")
+        paths.append(path)
+    return paths
+
+
+def max_overlap(records: list[dict[str, Any]]) -> int:
+    """The most runs between spawned_at and ended_at at one instant (an end sorts before a start)."""
+    edges = []
+    for r in records:
+        start, end = parse_ts(r.get("spawned_at")), parse_ts(r.get("ended_at"))
+        if start is not None and end is not None:
+            edges += [(start, 1), (end, -1)]
+    now = peak = 0
+    for _, step in sorted(edges):
+        now += step
+        peak = max(peak, now)
+    return peak
+
+
+class Fleet:
+    def __init__(self, base: Path, env: dict[str, str]) -> None:
+        self.home = base / "orchestrator-home"
+        self.env = env
+        self.log = (base / "watchers.log").open("ab")
+        self.watchers: list[subprocess.Popen[bytes]] = []
+        self.kills = 0
+
+    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PY, "-m", "orchestrator", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+
+    def start_watcher(self) -> None:
+        self.watchers.append(
+            subprocess.Popen(
+                [PY, "-m", "orchestrator", "watch", "--tick", "0.2"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=self.log,
+            )
+        )
+
+    def killer(self, every: float, stop: threading.Event) -> None:
+        while not stop.wait(every):
+            w = self.watchers[-1]
+            os.kill(w.pid, signal.SIGKILL)
+            w.wait(timeout=20)
+            self.kills += 1
+            self.start_watcher()
+
+    def stop_watchers(self) -> None:
+        for w in self.watchers:
+            if w.poll() is None:
+                w.terminate()
+                try:
+                    w.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    w.kill()
+                    w.wait()
+        self.log.close()
+
+    def record(self, run_id: str) -> dict[str, Any]:
+        try:
+            out: dict[str, Any] = json.loads((self.home / "runs" / run_id / "state.json").read_text())
+            return out
+        except (OSError, ValueError):  # mid-rewrite: asked again on the next look
+            return {"run_id": run_id, "state": "?"}
+
+    def lines(self, run_id: str) -> int:
+        events = self.home / "runs" / run_id / "events.jsonl"
+        return len(events.read_text().splitlines()) if events.exists() else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tickets", type=int, default=50)
+    ap.add_argument("--cap", type=int, default=4, help="max_parallel")
+    ap.add_argument("--kill-every", type=float, default=1.5, help="seconds between watcher SIGKILLs")
+    ap.add_argument("--speed", type=float, default=300, help="demo agent speed (the case lasts 56 recorded min)")
+    ap.add_argument("--timeout", type=float, default=900, help="give up after this many seconds of waiting")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder even when all is well")
+    args = ap.parse_args()
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="fleet-", dir=OUT))
+    (base / "home").mkdir()
+    env = {
+        **os.environ,
+        "ORCHESTRATOR_HOME": str(base / "orchestrator-home"),
+        "HOME": str(base / "home"),
+        "ORCHESTRATOR_AUTOSTART_WATCHER": "0",
+    }
+    fleet = Fleet(base, env)
+    fleet.home.mkdir()
+    (fleet.home / "config.yaml").write_text(f"max_parallel: {args.cap}\n")
+    case_lines = len((CASE / "events.jsonl").read_text().splitlines())
+    problems: list[str] = []
+    ids: list[str] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=fleet.killer, args=(args.kill_every, stop), daemon=True)
+    say(f"fleet: {args.tickets} tickets, cap {args.cap}, watcher SIGKILLed every {args.kill_every:g} s")
+    say(f"  demo agent on {CASE.name} ({case_lines} lines) at {args.speed:g}x; folder {base}")
+    try:
+        make_repo(base / "origin")
+        paths = write_tickets(base / "tickets", base / "origin", args.tickets, args.speed)
+        t0 = time.monotonic()
+        p = fleet.cli("launch", *map(str, paths), "--json")
+        if p.returncode != 0:
+            say(f"launch failed (exit {p.returncode}): {p.stderr.strip()}")
+            return 1
+        ids = [r["run_id"] for r in json.loads(p.stdout)["runs"]]
+        launched = Counter(r["state"] for r in json.loads(p.stdout)["runs"])
+        say(
+            f"  launched in {time.monotonic() - t0:.1f} s: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(launched.items()))
+        )
+        fleet.start_watcher()
+        killer.start()
+        deadline = time.monotonic() + args.timeout
+        last = 0.0
+        while True:
+            states = Counter(fleet.record(i)["state"] for i in ids)
+            done = not any(states[s] for s in (*ACTIVE, "?"))
+            now = time.monotonic()
+            if done or now - last >= 5 or now >= deadline:
+                last = now
+                counts = ", ".join(f"{k} {v}" for k, v in sorted(states.items()))
+                say(f"  {now - t0:6.1f} s  {counts}  (watcher kills {fleet.kills})")
+            if done:
+                break
+            if now >= deadline:
+                problems.append(f"timed out after {args.timeout:g} s with runs still active")
+                break
+            time.sleep(0.5)
+        took = time.monotonic() - t0
+    finally:
+        stop.set()
+        if killer.is_alive():
+            killer.join(timeout=30)
+        fleet.stop_watchers()
+        for i in ids:  # on a timeout or Ctrl-C: leave no agent behind
+            if fleet.record(i)["state"] in ACTIVE:
+                fleet.cli("kill", i, timeout=60)
+
+    records = [fleet.record(i) for i in ids]
+    endings = Counter(r["state"] for r in records)
+    peak = max_overlap(records)
+    requeues = sum(int(r.get("requeued") or 0) for r in records)
+    requeued_runs = sum(1 for r in records if r.get("requeued"))
+    by_queue = sum(1 for r in records if r.get("admitted_by") == "queue")
+    not_once = []
+    for r in records:
+        n = fleet.lines(r["run_id"])
+        if r.get("supervisor") is None or r.get("spawned_at") is None or n != case_lines:
+            not_once.append(f"{r['run_id']} ({r['state']}, {n} of {case_lines} lines)")
+    left = [f"{r['run_id']} ({r['state']})" for r in records if r["state"] in (*ACTIVE, "?")]
+    if len(ids) != args.tickets:
+        problems.append(f"{len(ids)} runs launched for {args.tickets} tickets")
+    if peak > args.cap:
+        problems.append(f"{peak} runs at once, over the cap of {args.cap}")
+    if not_once:
+        problems.append(f"{len(not_once)} tickets did not run exactly once: " + ", ".join(not_once[:10]))
+    if left:
+        problems.append(f"{len(left)} runs left active: " + ", ".join(left[:10]))
+
+    say()
+    say("== fleet ==")
+    for label, value in (
+        ("tickets", str(args.tickets)),
+        ("cap (max_parallel)", str(args.cap)),
+        ("watcher kills", str(fleet.kills)),
+        ("wall seconds (launch to last ending)", f"{took:.1f}"),
+        ("max concurrent runs observed", f"{peak} (cap {args.cap})"),
+        ("runs per ending", ", ".join(f"{k} {v}" for k, v in sorted(endings.items()))),
+        ("admitted by a later pass (not by launch)", str(by_queue)),
+        ("requeued", f"{requeues} times, {requeued_runs} runs"),
+        ("every ticket ran exactly once", "yes" if not not_once and len(ids) == args.tickets else "NO"),
+        ("nothing left queued/launching/running", "yes" if not left else "NO"),
+    ):
+        say(f"  {label:<42} {value}")
+    odd = [f"{r['run_id']}: {r['state']} ({r.get('reason')})" for r in records if r["state"] != "succeeded"]
+    for line in odd[:10]:
+        say(f"  not succeeded: {line}")
+    if problems:
+        say()
+        say("problems:")
+        for line in problems:
+            say(f"  - {line}")
+    if args.keep or problems:  # a failure's run folders are the evidence: kept
+        say(f"kept {base}")
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+    say("PASS" if not problems else "FAIL")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
