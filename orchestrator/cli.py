@@ -12,6 +12,7 @@ from rich.console import Console
 
 from orchestrator import jsonout  # json only: cheap enough for every command
 from orchestrator.commands.gc import gc_command
+from orchestrator.commands.history import history_command
 from orchestrator.commands.launch import launch_command
 from orchestrator.commands.nudge import nudge_command
 from orchestrator.commands.options import JsonOpt
@@ -290,49 +291,7 @@ def ledger_rebuild() -> None:
     typer.echo(rebuild_summary(ledger_path(), stats))
 
 
-@app.command()
-def history(
-    since: Annotated[
-        str | None, typer.Option(help="Only runs launched since: a date, a time, or an age like 7d.")
-    ] = None,
-    ticket: Annotated[str | None, typer.Option(help="Only this ticket's runs.")] = None,
-    state: Annotated[str | None, typer.Option(help="Only runs that ended so (or are running).")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs, newest first.", min=1)] = 200,
-    sql: Annotated[
-        str | None,
-        typer.Option(
-            help="Run this SQL instead (tables: runs, endings, signals, "
-            "notifications; view: events, every run's raw log)."
-        ),
-    ] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Past and present runs from the ledger: endings, spend, signals, pages.
-
-    The ledger is refreshed from the run folders first (only changed runs are
-    re-read).
-    """
-    from orchestrator.config import load
-    from orchestrator.ledger import store as ledger
-    from orchestrator.ledger.since import parse_since
-    from orchestrator.tables import history_table, sql_table
-
-    after = parse_since(since)  # a bad --since is refused before the ledger is touched
-    ledger.refresh(load().prices)
-    if sql:
-        cols, table = ledger.run_sql(sql)
-        if as_json:
-            _print_json(jsonout.records(cols, table))
-        else:
-            _out().print(sql_table(cols, table))
-        return
-    rows = ledger.history(since=after, ticket=ticket, state=state, limit=limit)
-    if as_json:
-        _print_json({"runs": rows})
-    elif not rows:
-        typer.echo("no runs match")
-    else:
-        _out().print(history_table(rows))
+app.command("history")(history_command)  # orchestrator/commands/history.py
 
 
 @app.command()

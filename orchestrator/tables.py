@@ -59,10 +59,16 @@ def _ago(seconds: float | None) -> str:
 
 
 def _spend(r: dict[str, Any]) -> str:
+    ceiling = "".join(
+        (
+            f" /${r['max_usd']:g}" if r.get("max_usd") is not None else "",
+            f" /{r['max_tokens'] / 1000:g}k" if r.get("max_tokens") is not None else "",
+        )
+    )
     if not r.get("tokens"):
-        return "-"
+        return "-" + ceiling
     cost = "unpriced" if r.get("cost_usd") is None else f"${r['cost_usd']:.2f}"
-    return f"{r['tokens'] / 1000:.0f}k tok {cost}"
+    return f"{r['tokens'] / 1000:.0f}k tok {cost}{ceiling}"
 
 
 def no_runs_yet() -> str:
@@ -105,6 +111,8 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
         "stalled": "yellow",
         "killed": "magenta",
         "lost": "red",
+        "over_budget": "red",
+        "queued": "blue",
         "launching": "cyan",
     }
     for r in rows:
@@ -113,6 +121,8 @@ def status_table(rows: list[dict[str, Any]]) -> Table:
             state += " [yellow]unverified[/]"  # the agent's own word: the ticket has no `verify:` check
         if r.get("error"):
             state = f"[red]error[/] ({r['state']})"
+        elif r["state"] == "queued" and r.get("queue_position"):
+            state += f" #{r['queue_position']}" + (" [yellow](held: daily ceiling)[/]" if r.get("held") else "")
         if r["notified"]:
             page = f"sent @{r['tripped_at_min']:g}m"
         elif r["tripped_at_min"] is not None:
@@ -184,6 +194,27 @@ def history_table(rows: list[dict[str, Any]]) -> Table:
             cost,
             ", ".join(r["signals"]) or "-",
             page,
+        )
+    return table
+
+
+def history_groups_table(by: str, groups: list[dict[str, Any]]) -> Table:
+    """`history --by`: one row per group; cost over the priced runs, the unpriced ones counted apart."""
+    table = Table()
+    for col in (by, "runs", "paged", "tokens", "cost", "mean cost", "unpriced", "median wall"):
+        table.add_column(col, justify="left" if col == by else "right", no_wrap=col == by)
+    for g in groups:
+        priced = g["priced_runs"]
+        some = f" ({priced} of {g['runs']} priced)" if priced and priced < g["runs"] else ""
+        table.add_row(
+            "-" if g["group"] is None else str(g["group"]),
+            str(g["runs"]),
+            str(g["paged"]) if g["paged"] else "-",
+            f"{g['tokens']:,}" if g["tokens"] else "-",
+            "-" if g["cost_usd"] is None else f"${g['cost_usd']:.2f}{some}",
+            "-" if g["mean_cost_usd"] is None else f"${g['mean_cost_usd']:.2f}",
+            str(g["unpriced_runs"]) if g["unpriced_runs"] else "-",
+            "-" if g["median_wall_min"] is None else f"{g['median_wall_min']:.1f} min",
         )
     return table
 

@@ -45,6 +45,9 @@ STATUS_KEYS = {
     "error",
     "queue_position",
     "verified",
+    "max_usd",
+    "max_tokens",
+    "held",
     "guidance_via",
     "guidance",
     "episode",
@@ -83,6 +86,18 @@ HISTORY_RUN_KEYS = {
     "tripped_at_min",
     "notified",
     "signals",
+}
+HISTORY_BY_KEYS = {"version", "by", "groups"}
+HISTORY_GROUP_KEYS = {
+    "group",
+    "runs",
+    "paged",
+    "priced_runs",
+    "unpriced_runs",
+    "cost_usd",
+    "mean_cost_usd",
+    "tokens",
+    "median_wall_min",
 }
 REPLAY_KEYS = {"id", "spiral", "notified_at_min", "signals", "region", "suspicion", "evidence", "pass"}
 REPLAY_ALL_KEYS = REPLAY_KEYS | {"expected_spiral", "failures", "skipped_lines", "tool_calls"}
@@ -231,6 +246,9 @@ def test_launch_status_logs_and_history_json(tmp_path: Path, repo: Path, home: P
     hist = json.loads(cli("history", "--json").stdout)
     assert set(hist) == {"version", "runs"} and hist["version"] == 1
     assert set(hist["runs"][0]) == HISTORY_RUN_KEYS
+    grouped = json.loads(cli("history", "--by", "ending", "--json").stdout)
+    assert set(grouped) == HISTORY_BY_KEYS and grouped["version"] == 1 and grouped["by"] == "ending"
+    assert [set(g) for g in grouped["groups"]] == [HISTORY_GROUP_KEYS] and grouped["groups"][0]["group"] == "succeeded"
     sql = json.loads(cli("history", "--sql", "SELECT run_id, state FROM runs", "--json").stdout)
     assert set(sql) == {"version", "columns", "rows"} and sql["version"] == 1
     assert sql["columns"] == ["run_id", "state"] and sql["rows"] == [{"run_id": run_id, "state": "succeeded"}]

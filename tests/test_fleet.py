@@ -215,3 +215,37 @@ def test_stress_every_ticket_runs_once_under_the_cap_while_the_watcher_is_killed
     for r in records:  # exactly once: one supervisor, one whole re-enactment in its log
         events = (Path(os.environ["ORCHESTRATOR_HOME"]) / "runs" / r["run_id"] / "events.jsonl").read_text()
         assert len(events.splitlines()) == out["lines"], r["run_id"]
+
+
+def test_a_start_interrupted_around_the_spawn_goes_back_to_the_queue_and_one_supervisor_wins() -> None:
+    from orchestrator.infra.proc import ProcRef
+    from orchestrator.record.model import RunRecord
+    from orchestrator.runs.liveness import Facts, judge
+    from orchestrator.runs.supervisor import _register
+
+    def facts(**kw: Any) -> Facts:
+        base: dict[str, Any] = dict(
+            state="launching",
+            supervisor_alive=False,
+            agent_alive=False,
+            launcher_alive=False,
+            since_spawn_real_s=11.0,
+            silent_s=0.0,
+            elapsed_min=0.0,
+            stuck_min=35.0,
+            heartbeat_s=1800.0,
+            bucket="small",
+            from_queue=True,
+        )
+        base.update(kw)
+        return Facts(**base)
+
+    again = judge(facts())
+    assert again is not None and again.end_as == "queued"
+    assert judge(facts(since_spawn_real_s=5.0)) is None  # the supervisor may still be starting
+    assert judge(facts(launcher_alive=True)) is None
+    assert judge(facts(supervisor_registered=True)) is None  # a supervisor took it: never started twice
+    assert judge(facts(from_queue=False)) is None  # its own `launch`: the old rule (lost after 60 s)
+    first = ProcRef.of(os.getpid())  # a live process holds the run
+    r = RunRecord(state="launching", supervisor=first)
+    assert _register(ProcRef(first.pid + 1, 1.0))(r) is False and r.supervisor == first

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 # the --json option every listing has (the command line uses this one too)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (with a version key) instead of a table.")]
+
+
+def console() -> Console:
+    """The console a command prints tables to: a pipe gets a wide table, not rich's 80 columns."""
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)

@@ -296,6 +296,55 @@ def history(*, since: datetime | None, ticket: str | None, state: str | None, li
         return [_jsonable(dict(zip(cols, row, strict=False))) for row in cur.fetchall()]
 
 
+# `history --by`: the column each grouping reads
+GROUP_BY = {"ending": "r.state", "ticket": "r.ticket_id", "agent": "r.agent", "bucket": "r.bucket"}
+
+
+def history_groups(*, by: str, since: datetime | None, ticket: str | None, state: str | None) -> list[dict[str, Any]]:
+    """One row per ending (state), ticket, agent or bucket over the runs `history` would list.
+
+    Cost is null-safe: `cost_usd` and `mean_cost_usd` are over the priced runs only (null when
+    there are none), `unpriced_runs` counts the runs with tokens but no price, never as $0;
+    runs that reported no usage at all are neither. Largest groups first.
+    """
+    if by not in GROUP_BY:
+        raise UserError(f"--by must be one of {', '.join(GROUP_BY)}, got {by!r}")
+    where: list[str] = []
+    args: list[Any] = []
+    if since is not None:
+        where.append("r.created_at >= ?")
+        args.append(since)
+    if ticket:
+        where.append("r.ticket_id = ?")
+        args.append(ticket)
+    if state:
+        where.append("r.state = ?")
+        args.append(state)
+    tokens = "r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens"
+    sql = f"""
+        SELECT {GROUP_BY[by]} AS "group", count(*) AS runs,
+               count(*) FILTER (WHERE r.notified) AS paged,
+               count(r.cost_usd) AS priced_runs,
+               count(*) FILTER (WHERE r.cost_usd IS NULL AND coalesce({tokens}, 0) > 0) AS unpriced_runs,
+               sum(r.cost_usd) AS cost_usd, avg(r.cost_usd) AS mean_cost_usd,
+               coalesce(sum({tokens}), 0) AS tokens,
+               median(r.wall_min) AS median_wall_min
+        FROM runs r {"WHERE " + " AND ".join(where) if where else ""}
+        GROUP BY 1 ORDER BY runs DESC, 1 NULLS LAST"""
+    with connect(read_only=True) as con:
+        cur = con.execute(sql, args)
+        cols = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            g = dict(zip(cols, row, strict=False))
+            for k in ("cost_usd", "mean_cost_usd"):
+                g[k] = None if g[k] is None else round(float(g[k]), 8)
+            g["median_wall_min"] = None if g["median_wall_min"] is None else round(float(g["median_wall_min"]), 3)
+            g["tokens"] = int(g["tokens"])
+            out.append(g)
+        return out
+
+
 def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Ad-hoc SQL over the ledger; `events` is a view over every run's raw events.jsonl."""
     import duckdb

@@ -187,9 +187,9 @@ def requeue(rd: RunDir, reason: str) -> RunRecord:
     """An admitted run whose admitter died before the agent started: back to the queue, clone removed."""
 
     def change(r: RunRecord) -> bool:
-        if r.state != "launching" or r.spawned_at is not None or r.stop_requested is not None:
-            return False
-        r.state, r.launcher, r.admitted_by, r.started_at = QUEUED, None, None, None
+        if r.state != "launching" or r.supervisor is not None or r.agent_pid is not None or r.stop_requested:
+            return False  # a supervisor took it (or a stop came): not ours to start again
+        r.state, r.launcher, r.admitted_by, r.started_at, r.spawned_at = QUEUED, None, None, None, None
         r.requeued += 1
         r.reason = reason
         return True

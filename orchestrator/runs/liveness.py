@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 LAUNCH_GRACE_S = 60.0  # real seconds a supervisor has to show up after launch
+# a queued run whose starter died right around the spawn: after this long with no supervisor, it is started again
+SPAWN_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,7 @@ class Facts:
     heartbeat_s: float
     bucket: str
     from_queue: bool = False  # started by a pass over the queue (fleet.py), not by its own `launch`
+    supervisor_registered: bool = False  # a supervisor took the run (it may have died since)
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,14 @@ def judge(f: Facts) -> Decision | None:
             if f.from_queue:  # its admitter died before the agent started: nothing ran, it waits again
                 return Decision("queued", "its start was interrupted before the agent started; queued again")
             return Decision("lost", "the launch was interrupted before the agent started")
+        if (
+            f.from_queue
+            and not f.supervisor_registered
+            and not f.launcher_alive
+            and f.since_spawn_real_s > SPAWN_GRACE_S
+        ):
+            # its starter died around the spawn and no supervisor came: no agent ran, so it waits again
+            return Decision("queued", "its start was interrupted before a supervisor took it; queued again")
         if not f.supervisor_alive and f.since_spawn_real_s > LAUNCH_GRACE_S:
             return Decision("lost", "the supervisor never started the agent")
         return None

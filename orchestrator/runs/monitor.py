@@ -295,6 +295,7 @@ def _liveness(
     facts = liveness.Facts(
         state=record.state,
         supervisor_alive=bool(sup and sup.alive()),
+        supervisor_registered=sup is not None,
         agent_alive=bool(agent and agent.alive()),
         launcher_alive=bool(launcher and launcher.alive()),
         since_spawn_real_s=None if spawned is None else real_now - spawned,

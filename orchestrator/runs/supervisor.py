@@ -114,6 +114,8 @@ def _register(me: proc.ProcRef) -> Callable[[RunRecord], bool]:
     def change(r: RunRecord) -> bool:
         if r.state != "launching" or r.stop_requested is not None:
             return False  # stopped before the agent started: there is nothing to supervise
+        if r.supervisor is not None and r.supervisor != me and r.supervisor.alive():
+            return False  # another supervisor took this run first (a start retried from the queue): one agent only
         r.supervisor = me
         return True
 

@@ -1,0 +1,82 @@
+"""The `history` command's options and output (the command line registers it; orchestrator/ledger does the work)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from orchestrator import jsonout
+from orchestrator.commands.options import JsonOpt, console
+from orchestrator.infra.errors import UserError
+
+GROUPINGS = ("ending", "ticket", "agent", "bucket")
+
+
+def history_command(
+    since: Annotated[
+        str | None, typer.Option(help="Only runs launched since: a date, a time, or an age like 7d.")
+    ] = None,
+    ticket: Annotated[str | None, typer.Option(help="Only this ticket's runs.")] = None,
+    state: Annotated[str | None, typer.Option(help="Only runs that ended so (or are running).")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many runs, newest first (not with --by).", min=1)] = 200,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="ending|ticket|agent|bucket",
+            help="One row per ending, ticket, agent or bucket: runs, paged, tokens, cost, median wall time.",
+        ),
+    ] = None,
+    sql: Annotated[
+        str | None,
+        typer.Option(
+            help="Run this SQL instead (tables: runs, endings, signals, notifications, guidance, "
+            "escalations; view: events, every run's raw log)."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Past and present runs from the ledger: endings, spend, signals, pages.
+
+    The ledger is refreshed from the run folders first (only changed runs are
+    re-read). --by groups the runs (after --since, --ticket, --state): the
+    cost and its mean are over the priced runs, and runs with tokens but no
+    known price are counted apart as unpriced, never as $0.
+    """
+    from orchestrator.config import load
+    from orchestrator.ledger import store as ledger
+    from orchestrator.ledger.since import parse_since
+    from orchestrator.tables import history_groups_table, history_table, sql_table
+
+    # bad input is refused before the ledger is touched
+    if by is not None and by not in GROUPINGS:
+        raise UserError(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
+    if by is not None and sql:
+        raise UserError("--by and --sql do not go together: group in the SQL instead")
+    after = parse_since(since)
+    ledger.refresh(load().prices)
+    if sql:
+        cols, table = ledger.run_sql(sql)
+        if as_json:
+            sys.stdout.write(jsonout.document(jsonout.records(cols, table)))
+        else:
+            console().print(sql_table(cols, table))
+        return
+    if by is not None:
+        groups = ledger.history_groups(by=by, since=after, ticket=ticket, state=state)
+        if as_json:
+            sys.stdout.write(jsonout.document({"by": by, "groups": groups}))
+        elif not groups:
+            typer.echo("no runs match")
+        else:
+            console().print(history_groups_table(by, groups))
+        return
+    rows = ledger.history(since=after, ticket=ticket, state=state, limit=limit)
+    if as_json:
+        sys.stdout.write(jsonout.document({"runs": rows}))
+    elif not rows:
+        typer.echo("no runs match")
+    else:
+        console().print(history_table(rows))
