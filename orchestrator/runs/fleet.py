@@ -130,6 +130,7 @@ def _take(by: str) -> Callable[[RunRecord], bool]:
         if r.state != QUEUED or r.stop_requested is not None:
             return False
         r.state, r.launcher, r.admitted_by, r.held = "launching", me, by, None
+        r.admission += 1
         r.started_at = state_file.utcnow()
         return True
 
@@ -183,18 +184,21 @@ def _mark_held(pairs: list[tuple[RunDir, Seat]], why: str | None) -> None:
             state_file.update(rd, change)
 
 
-def requeue(rd: RunDir, reason: str) -> RunRecord:
-    """An admitted run whose admitter died before the agent started: back to the queue, clone removed."""
+def requeue(rd: RunDir, reason: str, admission: int) -> RunRecord:
+    """An admitted run whose admitter died before the agent started: back to the queue, clone removed.
+    `admission`: the start judged dead; a newer one (another pass requeued and restarted it) is left alone."""
 
     def change(r: RunRecord) -> bool:
         if r.state != "launching" or r.supervisor is not None or r.agent_pid is not None or r.stop_requested:
             return False  # a supervisor took it (or a stop came): not ours to start again
+        if r.admission != admission:
+            return False  # judged on an older start: this one is somebody's live attempt
         r.state, r.launcher, r.admitted_by, r.started_at, r.spawned_at = QUEUED, None, None, None, None
         r.requeued += 1
         r.reason = reason
         return True
 
     record = state_file.update(rd, change)
-    if record.state == QUEUED:
-        shutil.rmtree(rd.clone, ignore_errors=True)  # the next start clones afresh
+    if record.state == QUEUED and record.admission == admission:
+        shutil.rmtree(rd.clone, ignore_errors=True)  # the next start clones afresh, into its own folder
     return record

@@ -150,6 +150,8 @@ def untouchable(record: RunRecord) -> str | None:
         return "its supervisor is still finishing"
     if record.agent_pid is not None and record.agent_pid.alive():
         return "its agent is still alive"
+    if record.verify_pid is not None and record.verify_pid.alive():
+        return "its verify: check is still running"
     return None
 
 

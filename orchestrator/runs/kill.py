@@ -41,6 +41,8 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
     agent = record.agent_pid
     if agent is not None and not proc.kill_tree(agent):
         raise UserError(f"run {rd.run_id}: some of the agent's processes survived SIGKILL (pid {agent.pid})")
+    if record.verify_pid is not None:
+        proc.kill_tree(record.verify_pid)  # the verify: check, if it is what runs now
     sup = record.supervisor
     if sup is not None:
         proc.wait_for(lambda: not sup.alive(), timeout=10)

@@ -17,6 +17,7 @@ from orchestrator.corpus.case import load_case
 from orchestrator.guidance import wiring
 from orchestrator.infra import git, proc
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.lock import LockBusy
 from orchestrator.infra.paths import runs_dir
 from orchestrator.notify.channels import from_config
 from orchestrator.record import case_file, state_file
@@ -182,13 +183,6 @@ def agent_homes(cmd: AgentCommand) -> dict[str, str]:
     return homes
 
 
-def _start(r: RunRecord) -> bool:
-    if r.state != "launching" or r.stop_requested is not None:
-        return False  # stopped (killed, or given up on) while cloning: start nothing
-    r.started_at = r.spawned_at = state_file.utcnow()  # the clock starts when the agent can start
-    return True
-
-
 def launch(ref: str, cfg: UserConfig, buckets: BucketsFile, *, wait: bool = True, watcher: bool = True) -> Launched:
     """Launch one ticket; with `watcher`, make sure a background watcher will evaluate and page it."""
     (one,) = launch_many([ref], cfg, buckets, wait=wait, watcher=watcher)
@@ -204,13 +198,21 @@ def launch_many(
     (runs/fleet.py), and make sure a watcher runs, which starts the rest as slots free."""
     checked = [_checked(ref, cfg) for ref in refs]
     from_config(cfg)  # notify targets `status` and `watch` would refuse are refused before anything runs
-    queued = [_queue(ticket, version, cfg, buckets) for ticket, version in checked]
-    started = set(fleet.admit(cfg, start_run, frozenset(rd.run_id for rd in queued)))
-    if watcher:
+    queued: list[RunDir] = []
+    try:
+        for ticket, version in checked:
+            queued.append(_queue(ticket, version, cfg, buckets))
         try:
-            ensure_watcher(cfg)
-        except OSError as exc:  # the runs are launched or queued; say why nobody may be watching them
-            sys.stderr.write(f"warning: could not start a background watcher: {exc}; run `watch` yourself\n")
+            started = set(fleet.admit(cfg, start_run, frozenset(rd.run_id for rd in queued)))
+        except LockBusy:  # another process holds the queue for long: the watcher starts these
+            sys.stderr.write("note: the queue is busy (another launch or pass is starting runs); these wait in it\n")
+            started = set()
+    finally:
+        if watcher and queued:  # even when a later ticket could not be queued, the queued ones get a watcher
+            try:
+                ensure_watcher(cfg)
+            except OSError as exc:  # the runs are launched or queued; say why nobody may be watching them
+                sys.stderr.write(f"warning: could not start a background watcher: {exc}; run `watch` yourself\n")
     out = []
     for rd in queued:
         record = state_file.read(rd)
@@ -257,35 +259,56 @@ def _queue(ticket: tickets.Ticket, version: str | None, cfg: UserConfig, buckets
 
 
 def start_run(path: Path) -> None:
-    """Clone and spawn the supervisor of a run the queue just moved to `launching` (fleet.admit)."""
+    """Clone and spawn the supervisor of a run the queue just moved to `launching` (fleet.admit).
+
+    Each start clones into a folder of its own (`.clone-<admission>`), renamed to `clone/` under the
+    run's lock only while the record still names this start: a start whose admitter died (its `git
+    clone` may still be writing) and a newer start of the same run never share a folder."""
     rd = RunDir.of(path)
-    try:
-        record = _prepare(rd)
-    except Exception as exc:
-        why = str(exc) if isinstance(exc, (UserError, proc.CommandError)) else _disk_reason(exc)
-        _fail(rd, why)
-        return
-    if record.spawned_at is None:
-        return  # stopped while cloning: start nothing (the record says why)
-    proc.spawn_detached(
-        [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path)], cwd=rd.path, log=rd.supervisor_log
-    )
-
-
-def _prepare(rd: RunDir) -> RunRecord:
-    """The clone, from the record's repo and base; the record as it stands when the agent may start."""
     record = state_file.read(rd)
     if record.state != "launching":
-        return record
-    shutil.rmtree(rd.clone, ignore_errors=True)  # what a start interrupted before left (fleet.requeue)
-    git.clone(str(record.repo), rd.clone, base=record.base, branch=record.branch or f"ticket/{record.ticket_id}")
-    tracked = git.tracked_files(rd.clone)
+        return
+    token = record.admission
+    try:
+        record = _prepare(rd, record, token)
+    except Exception as exc:
+        why = str(exc) if isinstance(exc, (UserError, proc.CommandError)) else _disk_reason(exc)
+        shutil.rmtree(_attempt(rd, token), ignore_errors=True)
+        state_file.update(rd, lambda r: r.admission == token and state_file.end(r, "failed", why))
+        return
+    if record.spawned_at is None or record.admission != token:
+        return  # stopped while cloning, or no longer this start's: start nothing (the record says why)
+    supervisor = [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path), str(token)]
+    proc.spawn_detached(supervisor, cwd=rd.path, log=rd.supervisor_log)
+
+
+def _attempt(rd: RunDir, token: int) -> Path:
+    return rd.path / f".clone-{token}"
+
+
+def _prepare(rd: RunDir, record: RunRecord, token: int) -> RunRecord:
+    """The clone, from the record's repo and base; the record as it stands when the agent may start."""
+    attempt = _attempt(rd, token)
+    shutil.rmtree(attempt, ignore_errors=True)
+    git.clone(str(record.repo), attempt, base=record.base, branch=record.branch or f"ticket/{record.ticket_id}")
+    tracked = git.tracked_files(attempt)
+
+    def start(r: RunRecord) -> bool:
+        if r.state != "launching" or r.stop_requested is not None or r.admission != token:
+            return False  # stopped (killed, given up on) or taken over while cloning: start nothing
+        shutil.rmtree(rd.clone, ignore_errors=True)  # what an interrupted start left
+        os.rename(attempt, rd.clone)
+        r.started_at = r.spawned_at = state_file.utcnow()  # the clock starts when the agent can start
+        return True
+
     rd.tracked.write_text("".join(p + "\n" for p in tracked), encoding="utf-8")
     rd.events.touch()
     rd.workspace.touch()
-    record = state_file.update(rd, _start)
-    if record.spawned_at is not None:
-        case_file.write_run_case(rd, record)
+    record = state_file.update(rd, start)
+    if record.spawned_at is None or record.admission != token:
+        shutil.rmtree(attempt, ignore_errors=True)
+        return record
+    case_file.write_run_case(rd, record)
     return record
 
 
@@ -295,11 +318,3 @@ def _disk_reason(exc: BaseException) -> str:
         where = f"{Path(exc.filename).name}: " if exc.filename else ""
         return f"{kind}: {where}{exc.strerror or exc}"
     return f"launch error: {type(exc).__name__}: {exc}"
-
-
-def _fail(rd: RunDir, why: str) -> None:
-    """Record a failed launch; when not even that can be written, remove the run folder."""
-    try:
-        state_file.update(rd, lambda r: state_file.end(r, "failed", why))
-    except UserError:
-        shutil.rmtree(rd.path, ignore_errors=True)

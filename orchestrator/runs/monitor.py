@@ -103,7 +103,7 @@ def refresh(
         if not KEPT.keep:
             KEPT.discard(rd.detector_cache)  # one pass only: what is unwritten is a small catch-up, redone
     if decision is not None and decision.end_as == "queued":
-        view.record = fleet.requeue(rd, decision.reason)
+        view.record = fleet.requeue(rd, decision.reason, record.admission)
         view.events.append("queued again")
     elif decision is not None:
         view.record = _stop(rd, decision, view)
@@ -331,8 +331,9 @@ def _stop(rd: RunDir, decision: liveness.Decision, view: RunView) -> RunRecord:
     how, reason = req.end_as or decision.end_as, req.reason or decision.reason
     if how != decision.end_as and decision.end_as == "lost":
         reason += "; its supervisor vanished before recording it"
-    if record.agent_pid is not None:
-        proc.kill_tree(record.agent_pid)
+    for ref in (record.agent_pid, record.verify_pid):  # the agent, or the verify: check running after it
+        if ref is not None:
+            proc.kill_tree(ref)
     sup = record.supervisor
     if sup is not None:
         proc.wait_for(lambda: not sup.alive(), timeout=10)

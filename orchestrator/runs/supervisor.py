@@ -110,10 +110,12 @@ def _agent_version(cmd: list[str], clone: Path) -> str | None:
     return text[0][:200] if rc == 0 and text else None
 
 
-def _register(me: proc.ProcRef) -> Callable[[RunRecord], bool]:
+def _register(me: proc.ProcRef, admission: int | None = None) -> Callable[[RunRecord], bool]:
     def change(r: RunRecord) -> bool:
         if r.state != "launching" or r.stop_requested is not None:
             return False  # stopped before the agent started: there is nothing to supervise
+        if admission is not None and r.admission != admission:
+            return False  # spawned for an earlier start of this run (requeued since): not this one's
         if r.supervisor is not None and r.supervisor != me and r.supervisor.alive():
             return False  # another supervisor took this run first (a start retried from the queue): one agent only
         r.supervisor = me
@@ -177,10 +179,10 @@ def report(outcome: Outcome) -> AgentReport:
     )
 
 
-def supervise(run_dir: Path) -> int:
+def supervise(run_dir: Path, admission: int | None = None) -> int:
     rd = RunDir.of(run_dir)
     me = proc.ProcRef.of(os.getpid())
-    record = state_file.update(rd, _register(me))
+    record = state_file.update(rd, _register(me, admission))
     if record.supervisor != me:
         return 0
     clock = RunClock.of(record)
@@ -239,6 +241,17 @@ def _stop_asked(rd: RunDir) -> bool:
         return False
 
 
+def _note_check(rd: RunDir, ref: proc.ProcRef) -> None:
+    def change(r: RunRecord) -> bool:
+        r.verify_pid = ref
+        return True
+
+    try:
+        state_file.update(rd, change)
+    except UserError:
+        pass  # unrecorded, the check still runs under this supervisor's eye
+
+
 def verify(rd: RunDir, argv: list[str], timeout_s: float) -> VerifyResult | None:
     """Run the ticket's check in the clone (no shell unless its argv is one), its output to verify.log;
     past `timeout_s` its whole process tree is killed. None when a stop (kill, liveness) was asked for."""
@@ -250,6 +263,7 @@ def verify(rd: RunDir, argv: list[str], timeout_s: float) -> VerifyResult | None
         pid = proc.spawn_detached(argv, cwd=rd.clone, log=log)
         child = psutil.Process(pid)
         ref = proc.ProcRef(pid, child.create_time())
+        _note_check(rd, ref)  # a stop (kill, liveness, a lost supervisor) stops the check with the run
     except (OSError, psutil.Error) as exc:
         why = f"{argv[0]}: {getattr(exc, 'strerror', None) or exc}"
         return VerifyResult(argv=argv, error=redact(why)[:300], tail=_tail(log))
@@ -276,6 +290,8 @@ def verify(rd: RunDir, argv: list[str], timeout_s: float) -> VerifyResult | None
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    if _stop_asked(rd):
+        return None  # stopped while it ran (the stop may have ended the check itself): never verified
     seconds = round(time.monotonic() - started, 2)
     passed = code == 0 and not timed_out
     return VerifyResult(argv=argv, exit_code=code, passed=passed, timed_out=timed_out, seconds=seconds, tail=_tail(log))
@@ -351,12 +367,12 @@ def _finish(
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        sys.stderr.write("usage: python -m orchestrator.runs.supervisor RUN_DIR\n")
+    if len(argv) not in (2, 3) or (len(argv) == 3 and not argv[2].isdigit()):
+        sys.stderr.write("usage: python -m orchestrator.runs.supervisor RUN_DIR [ADMISSION]\n")
         return 2
     rd = RunDir(Path(argv[1]))
     try:
-        return supervise(rd.path)
+        return supervise(rd.path, int(argv[2]) if len(argv) == 3 else None)
     except Exception as exc:
         if isinstance(exc, state_file.StateError):  # its message names the file and what the disk said
             why = f"{'disk full' if exc.disk_full else 'disk error'}: {exc}"

@@ -46,12 +46,6 @@ def single_watcher() -> Iterator[None]:
 
 
 def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
-    from orchestrator.runs.launch import start_run  # launch.py starts a watcher: imported here, not at the top
-
-    try:  # queued runs start as slots free: every pass, so the queue outlives any process
-        fleet.admit(cfg, start_run)
-    except LockBusy:
-        pass  # another process is admitting right now; the next pass looks again
     views = []
     run_dirs = monitor.list_run_dirs()
     warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
@@ -62,8 +56,16 @@ def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = 
             detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
             views.append(monitor.broken(run_dir, detail))
     if any(v.record.queued for v in views):
+        from orchestrator.runs.launch import start_run  # launch.py starts a watcher: imported here, not at the top
+
+        try:  # queued runs start as slots free: every pass, so the queue outlives any process
+            started = set(fleet.admit(cfg, start_run))
+        except LockBusy:
+            started = set()  # another process is admitting right now; the next pass looks again
         places = fleet.queue_positions()
-        for v in views:
+        for i, v in enumerate(views):
+            if v.run_dir in started:  # shown as it is now: launching or running
+                views[i] = v = monitor.refresh(v.run_dir, buckets, cfg, notifier=notifier)
             v.queue_position = places.get(v.run_id)
     return views
 
@@ -83,8 +85,12 @@ def watch(
         monitor.KEPT.keep = True  # a long-lived process: each run's state stays in memory between ticks
         try:
             last_active = time.monotonic()
+            seen = _config_stamp(cfg)
             while True:
                 started = time.monotonic()
+                if _config_stamp(cfg) != seen:  # config.yaml changed: the caps, ceilings, targets it says now
+                    seen = _config_stamp(cfg)
+                    cfg, notifier = _reloaded(cfg, notifier)
                 views = one_pass(buckets, cfg, notifier)
                 monitor.forget_ended(views)
                 report(views)
@@ -97,6 +103,27 @@ def watch(
                 time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
         finally:
             monitor.KEPT.flush()  # what the last ticks learnt, for the next reader
+
+
+def _config_stamp(cfg: UserConfig) -> tuple[int, int] | None:
+    try:
+        st = cfg.path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _reloaded(cfg: UserConfig, notifier: Notifier | None) -> tuple[UserConfig, Notifier | None]:
+    """config.yaml read again; a version that does not load keeps the last good one, and says why."""
+    from orchestrator.config import load
+    from orchestrator.notify.channels import from_config
+
+    try:
+        new = load(cfg.path)
+        return new, (from_config(new) if notifier is not None else None)
+    except UserError as exc:
+        sys.stderr.write(f"watch: config.yaml not reloaded, keeping the last good one: {exc}\n")
+        return cfg, notifier
 
 
 def watcher_running() -> bool:
