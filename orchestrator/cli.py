@@ -16,6 +16,7 @@ from orchestrator.commands.history import history_command
 from orchestrator.commands.launch import launch_command
 from orchestrator.commands.nudge import nudge_command
 from orchestrator.commands.options import JsonOpt
+from orchestrator.commands.report import report_command
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ def _print_json(obj: Mapping[str, Any]) -> None:
 def replay(
     case: Annotated[Path, typer.Argument(help="A case folder (holding case.yaml and events.jsonl).")],
     as_json: JsonOpt = False,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Also draw the case's timeline as one HTML file here (as `report`).")
+    ] = None,
 ) -> None:
     """Replay one recorded run through the detector on a 30 s clock.
 
@@ -61,6 +65,10 @@ def replay(
     if not CaseFiles(case).is_case():
         raise UserError(f"{case}: not a case folder (no case.yaml)")
     result = replay_case(case, BucketsFile()).to_dict()
+    if report is not None:
+        from orchestrator.commands.report import write_case_report
+
+        sys.stderr.write(f"report: {write_case_report(case, report)}\n")  # stdout keeps the table or JSON
     if as_json:
         _print_json(result)
     else:
@@ -236,6 +244,7 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
 
 app.command("nudge")(nudge_command)  # orchestrator/commands/nudge.py
 app.command("gc")(gc_command)  # orchestrator/commands/gc.py
+app.command("report")(report_command)  # orchestrator/commands/report.py
 
 
 @app.command()

@@ -16,6 +16,7 @@ LAYERS = [
     "orchestrator.jsonout",
     "orchestrator.demo",
     "orchestrator.tables",  # rendering of results: used by the CLI and the demo's console
+    "orchestrator.report",  # a run's timeline as an HTML file (`report`, `replay --report`, `serve`'s links)
     "orchestrator.runs",
     "orchestrator.notify",
     "orchestrator.config",

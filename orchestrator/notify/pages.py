@@ -200,6 +200,7 @@ def spiral_page(record: RunRecord, cli: str = "./dev.sh", episode: int = 1) -> t
         lines.extend(f"  {r}" for r in recent)
     lines.append("Act:")
     lines.append(f"  {cli} logs {run}")
+    lines.append(f"  {cli} report {run}   (the run's timeline as an HTML file)")
     if record.guidance_via is not None:
         lines.append(f'  {cli} nudge {run} "what to do instead"   (or --redirect, --wrap-up)')
     lines.append(f"  {cli} kill {run}")
