@@ -7,6 +7,7 @@ and defaults apply.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +114,23 @@ class UserConfig:
     max_parallel_per_repo: int | None = None
     stagger_s: float = 0.0
     daily_max_usd: float | None = None  # the fleet's daily spend ceiling: past it no queued run starts
+    otlp: OtlpConfig | None = None  # traces of ended runs over OTLP/HTTP (orchestrator/telemetry)
     lines: yamlfile.Lines = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OtlpConfig:
+    """`otlp:` in config.yaml: where a span per ended run goes (orchestrator/telemetry)."""
+
+    endpoint: str  # the full OTLP/HTTP (protobuf) traces URL, e.g. http://127.0.0.1:4318/v1/traces
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # may hold a token: never printed
+    service_name: str = "spiral-orchestrator"
+    timeout_s: float = 10.0
+    retry_initial_s: float = 30.0  # a failed export is retried after this, doubling up to retry_max_s
+    retry_max_s: float = 900.0
+
+    def backoff(self, attempts: int) -> float:
+        return float(min(self.retry_max_s, self.retry_initial_s * 2 ** max(0, attempts - 1)))
 
 
 _Argv = Annotated[
@@ -144,6 +161,24 @@ class _Price(Strict):
     cache_write: NonNegativeFloat = 0.0
 
 
+class _Otlp(Strict):
+    endpoint: Annotated[str, Meta(description="must be a URL")]
+    headers: FreeMapping = {}  # checked below: its values may be secrets, so no error shows them
+    service_name: Annotated[str, Meta(min_length=1, description="must be a name")] = "spiral-orchestrator"
+    timeout_seconds: Annotated[float, Meta(gt=0, le=300, description="must be a number of seconds up to 300")] = 10.0
+    retry_initial_seconds: PositiveFloat = 30.0
+    retry_max_seconds: PositiveFloat = 900.0
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"https?://[^\s/?#]+(/\S*)?", self.endpoint):
+            raise Invalid("endpoint", "must be an http:// or https:// URL (e.g. http://127.0.0.1:4318/v1/traces)")
+        for name, value in self.headers.items():
+            if not isinstance(name, str) or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+                raise Invalid(("headers", name), "must be an HTTP header name")
+            if not isinstance(value, str) or "\n" in value or "\r" in value:
+                raise Invalid(("headers", name), "must be text on one line (its value is not shown)")
+
+
 _PRICE_ROW = "needs input and output (and optionally cache_read, cache_write): USD per million tokens"
 
 
@@ -167,6 +202,7 @@ class _File(Strict):
     guidance_answer_minutes: PositiveFloat = DEFAULT_ANSWER_MIN
     gc_keep_days: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS
     gc_keep_days_flagged: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS_FLAGGED
+    otlp: Annotated[_Otlp, Meta(description="must be a mapping with an endpoint")] | None = None
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -219,6 +255,12 @@ def load(path: Path | None = None) -> UserConfig:
     cfg.stagger_s, cfg.daily_max_usd = doc.stagger_seconds, doc.daily_max_usd
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
+    if doc.otlp is not None:
+        o = doc.otlp
+        headers = {str(k): str(v) for k, v in o.headers.items()}
+        cfg.otlp = OtlpConfig(
+            o.endpoint, headers, o.service_name, o.timeout_seconds, o.retry_initial_seconds, o.retry_max_seconds
+        )
     for model, p in (doc.prices or {}).items():
         cfg.prices[model] = (p.input, p.output, p.cache_read, p.cache_write)
     return cfg

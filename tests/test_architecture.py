@@ -18,6 +18,7 @@ LAYERS = [
     "orchestrator.tables",  # rendering of results: used by the CLI and the demo's console
     "orchestrator.report",  # a run's timeline as an HTML file (`report`, `replay --report`, `serve`'s links)
     "orchestrator.runs",
+    "orchestrator.telemetry",  # OpenTelemetry export of ended runs: read by runs, reads notify's redaction
     "orchestrator.notify",
     "orchestrator.config",
     "orchestrator.guidance",  # the hand-over to the agent: inbox, hook, wiring, the ladder's rules

@@ -196,6 +196,16 @@ class VerifyResult(msgspec.Struct, kw_only=True):
     error: str | None = None  # why it could not start
 
 
+class TraceExport(msgspec.Struct, kw_only=True):
+    """The run's trace sent over OTLP (orchestrator/telemetry): recorded once the endpoint accepted it."""
+
+    exported_at: str | None = None
+    attempts: int = 0
+    claim: Claim | None = None  # the sender's lease while an attempt is in flight
+    last_error: str | None = None
+    next_attempt_at: float | None = None
+
+
 class RunRecord(msgspec.Struct, kw_only=True):
     """Everything the orchestrator knows about one run; the run's single source of truth."""
 
@@ -274,6 +284,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     verify_timeout_s: PositiveFloat = 600.0
     agent_claim: AgentClaim | None = None
     verify_result: VerifyResult | None = None
+    otlp: TraceExport | None = None  # its OpenTelemetry export (None: never tried; absent in older records)
 
     @property
     def active(self) -> bool:

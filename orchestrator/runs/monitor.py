@@ -29,6 +29,7 @@ from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, Sp
 from orchestrator.runs import budget, evaluator, fleet, liveness
 from orchestrator.runs.guidance import escalate, track
 from orchestrator.runs.view import RunView
+from orchestrator.telemetry import export as telemetry
 from spiral.detector import Detector
 from spiral.outcome import Outcome
 from spiral.settings import Settings, SettingsError
@@ -116,6 +117,7 @@ def refresh(
         for s in sending:
             view.events.append(f"{s.event} notice {s.wait(max(0.0, until - time.monotonic()))}")
         view.record = state_file.read(rd)
+    view.events += telemetry.export_due(rd, view.record, cfg)  # an ended run's trace, once (orchestrator/telemetry)
     return view
 
 
