@@ -17,6 +17,7 @@ from orchestrator.commands.launch import launch_command
 from orchestrator.commands.nudge import nudge_command
 from orchestrator.commands.options import JsonOpt
 from orchestrator.commands.report import report_command
+from orchestrator.commands.serve import serve_command
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
@@ -245,6 +246,7 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
 app.command("nudge")(nudge_command)  # orchestrator/commands/nudge.py
 app.command("gc")(gc_command)  # orchestrator/commands/gc.py
 app.command("report")(report_command)  # orchestrator/commands/report.py
+app.command("serve")(serve_command)  # orchestrator/commands/serve.py
 
 
 @app.command()

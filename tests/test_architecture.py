@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
     "orchestrator.cli",
     "orchestrator.commands",  # the options and output of the commands cli.py registers
+    "orchestrator.serve",  # the live page (`serve`): read-only rows, their HTML, the HTTP server
     "orchestrator.jsonout",
     "orchestrator.demo",
     "orchestrator.tables",  # rendering of results: used by the CLI and the demo's console

@@ -1,0 +1,262 @@
+"""The HTTP side of `serve`: where it may listen, who may ask, and what each path answers.
+
+Read-only: GET and HEAD only (any other method is 405). Bound to this machine by default;
+listening beyond it needs a token, and once a token is set every request must carry it
+(`?token=` once, then a cookie, or `Authorization: Bearer`). Without a token the Host
+header must name this machine too, so a web page elsewhere cannot read the rows through
+DNS rebinding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import re
+import socket
+import sys
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
+
+from orchestrator import jsonout
+from orchestrator.infra.errors import UserError
+from orchestrator.infra.paths import runs_dir
+from orchestrator.record.layout import RunDir
+from orchestrator.serve import page, rows
+
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+REPORT_PATH = re.compile(r"/runs/([^/]+)/report")
+LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def _loopback_literal(name: str) -> bool:
+    try:
+        return ipaddress.ip_address(name.strip("[]").split("%")[0]).is_loopback
+    except ValueError:
+        return name.lower() in LOCAL_NAMES
+
+
+def is_local(host: str) -> bool:
+    """Whether `host` (an address or a name) is this machine only: every address it stands for is loopback."""
+    if _loopback_literal(host):
+        return True
+    try:
+        ipaddress.ip_address(host.strip("[]").split("%")[0])
+        return False  # an address, and not a loopback one
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False  # not resolvable: binding will say so
+    return bool(infos) and all(_loopback_literal(str(i[4][0])) for i in infos)
+
+
+def check_bind(host: str, token: str | None) -> None:
+    if not token and not is_local(host):
+        raise UserError(
+            f"serve: refusing to listen on {host} (beyond this machine) without a token: "
+            "pass --token or set $ORCHESTRATOR_SERVE_TOKEN"
+        )
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True  # a slow client never holds up Ctrl-C
+    token: str | None = None
+    bind_host = "127.0.0.1"
+
+    @property
+    def cookie_name(self) -> str:
+        return f"orchestrator_serve_{self.server_address[1]}"
+
+    def cookie_value(self) -> str:
+        """What the cookie holds: a digest of the token, not the token (and no character a cookie refuses)."""
+        return hmac.new((self.token or "").encode(), b"orchestrator serve cookie", hashlib.sha256).hexdigest()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return  # the client went away mid-answer
+        sys.stderr.write(f"serve: {type(exc).__name__}: {exc}\n")
+
+
+class Server6(Server):
+    address_family = socket.AF_INET6
+
+
+def make_server(host: str, port: int, token: str | None) -> Server:
+    """A server listening on host:port (not answering yet); refused beyond this machine without a token."""
+    check_bind(host, token)
+    cls = Server6 if ":" in host else Server
+    try:
+        server = cls((host.strip("[]"), port), Handler)
+    except (OSError, OverflowError) as exc:
+        raise UserError(f"serve: cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    server.token = token or None
+    server.bind_host = host
+    return server
+
+
+def _host_of(header: str) -> str:
+    """The name in a Host header, without its port."""
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Server
+    server_version = "orchestrator-serve"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+    _head = False
+    _cookie: str | None = None
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet: a page polled every few seconds would flood the terminal
+
+    def do_GET(self) -> None:
+        self._answer(head=False)
+
+    def do_HEAD(self) -> None:
+        self._answer(head=True)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # POST, PUT, DELETE, ...: read-only
+            return self._not_allowed
+        raise AttributeError(name)
+
+    def _not_allowed(self) -> None:
+        self._head, self._cookie = False, None
+        self.close_connection = True  # its body, if any, is not read
+        headers = {"Allow": "GET, HEAD", "Connection": "close"}
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"read-only: GET and HEAD only\n", headers)
+
+    # ---- the request ---------------------------------------------------------------------
+
+    def _answer(self, head: bool) -> None:
+        self._head, self._cookie = head, None
+        try:
+            url = urlsplit(self.path)
+            if self._allowed(url.path, parse_qs(url.query)):
+                self._route(url.path)
+        except Exception as exc:  # say it in one line, keep serving
+            sys.stderr.write(f"serve: {self.path[:200]!r}: {type(exc).__name__}: {exc}\n")
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error (see the server's stderr)\n")
+
+    def _route(self, path: str) -> None:
+        if path == "/":
+            body = page.page_html(rows.rows()).encode()
+            self._send(HTTPStatus.OK, "text/html; charset=utf-8", body, {"Content-Security-Policy": page.CSP})
+        elif path == "/api/runs":
+            self._send(HTTPStatus.OK, "application/json", jsonout.document({"runs": rows.rows()}).encode())
+        elif m := REPORT_PATH.fullmatch(path):
+            self._report(unquote(m.group(1)))
+        else:
+            self._send(HTTPStatus.NOT_FOUND, "text/plain", b"not found\n")
+
+    def _allowed(self, path: str, query: dict[str, list[str]]) -> bool:
+        token = self.server.token
+        if token is None:
+            host = _host_of(self.headers.get("Host") or "")
+            if host and not _loopback_literal(host) and host != self.server.bind_host:
+                self._send(HTTPStatus.FORBIDDEN, "text/plain", b"this page answers only to this machine's names\n")
+                return False
+            return True
+        cookie = f"{self.server.cookie_name}={self.server.cookie_value()}; HttpOnly; SameSite=Strict; Path=/"
+        given = query.get("token", [None])[0]
+        if given is not None and _same(given, token):
+            self._cookie = cookie  # the token once in the address, then a cookie
+            if path == "/" or REPORT_PATH.fullmatch(path):  # a page: drop the token from the address bar
+                rest = {k: v for k, v in query.items() if k != "token"}
+                where = path + ("?" + urlencode(rest, doseq=True) if rest else "")
+                self._send(HTTPStatus.SEE_OTHER, "text/plain", b"", {"Location": where})
+                return False
+            return True
+        if _same(self._bearer() or "", token) or _same(self._cookie_token() or "", self.server.cookie_value()):
+            return True
+        body = b"a token is needed: ?token=..., or an Authorization: Bearer header\n"
+        self._send(HTTPStatus.UNAUTHORIZED, "text/plain", body, {"WWW-Authenticate": "Bearer"})
+        return False
+
+    def _bearer(self) -> str | None:
+        scheme, _, value = (self.headers.get("Authorization") or "").partition(" ")
+        return value.strip() if scheme.lower() == "bearer" else None
+
+    def _cookie_token(self) -> str | None:
+        try:
+            jar = SimpleCookie(self.headers.get("Cookie") or "")
+        except CookieError:
+            return None
+        morsel = jar.get(self.server.cookie_name)
+        return morsel.value if morsel is not None else None
+
+    def _report(self, run_id: str) -> None:
+        root = runs_dir()
+        if not RUN_ID.fullmatch(run_id) or not RunDir(root / run_id).is_run():
+            self._send(HTTPStatus.NOT_FOUND, "text/plain", b"no such run\n")
+            return
+        try:
+            from orchestrator.report import render_run
+        except ImportError as exc:
+            note = f"the report is not available here (orchestrator.report: {exc})\n"
+            self._send(HTTPStatus.NOT_IMPLEMENTED, "text/plain; charset=utf-8", note.encode())
+            return
+        try:
+            html = render_run(root / run_id)
+        except Exception as exc:  # one run's report failing must not take the page down: say why in one line
+            detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            sys.stderr.write(f"serve: the report of {run_id}: {detail}\n")
+            body = f"the report of {run_id} could not be drawn: {detail}\n".encode()
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", body)
+            return
+        self._send(HTTPStatus.OK, "text/html; charset=utf-8", html.encode())
+
+    # ---- the answer ----------------------------------------------------------------------
+
+    def _send(self, status: HTTPStatus, ctype: str, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        if self._cookie:
+            self.send_header("Set-Cookie", self._cookie)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if not self._head:
+            self.wfile.write(body)
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def serve_forever(server: Server, say: Callable[[str], None]) -> None:
+    """Answer until Ctrl-C (or SIGTERM); then close the socket and return."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+    host, port = str(server.server_address[0]), int(server.server_address[1])
+    shown = f"[{host}]" if ":" in host else host
+    note = " (a token is needed: open /?token=... once)" if server.token else ""
+    say(f"serving http://{shown}:{port}/{note}; Ctrl-C stops")
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    say("stopped")
