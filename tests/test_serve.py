@@ -7,7 +7,6 @@ request carries it; bad paths 404, writes 405; Ctrl-C stops it cleanly.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import queue
@@ -46,7 +45,12 @@ def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     lines: queue.Queue[str] = queue.Queue()
     assert p.stdout is not None
     out = p.stdout
-    threading.Thread(target=lambda: [lines.put(x) for x in out], daemon=True).start()
+
+    def pump() -> None:
+        for x in out:
+            lines.put(x)
+
+    threading.Thread(target=pump, daemon=True).start()
     try:
         first = lines.get(timeout=30)
         assert first.startswith("serving http://"), first
@@ -177,13 +181,9 @@ def test_a_rows_report_link_answers(tmp_path: Path, repo: Path, home: Path) -> N
     wait(lambda: state(home, good)["state"] == "succeeded", what="the run to end")
     with serving() as url:
         code, headers, body = fetch(f"{url}/runs/{good}/report")
-    if importlib.util.find_spec("orchestrator.report") is None:
-        # the report is not built yet: a one-line note, not a crash
-        assert code == 501, (code, body)
-        assert len(body.strip().splitlines()) == 1 and "report" in body
-    else:
-        assert code == 200, body[:500]
-        assert headers["Content-Type"].startswith("text/html") and "<html" in body.lower()
+    assert code == 200, body[:500]
+    assert headers["Content-Type"].startswith("text/html") and "<html" in body.lower()
+    assert good in body  # the report of that run (orchestrator.report's render_run)
 
 
 @pytest.mark.parametrize(
@@ -265,3 +265,23 @@ def test_a_busy_port_is_one_line(home: Path) -> None:
         port = url.rsplit(":", 1)[1]
         p = cli("serve", "--port", port, timeout=60)
     one_line_error(p, port)
+
+
+def test_without_the_report_module_a_link_is_a_one_line_501(
+    tmp_path: Path, repo: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.serve.server import make_server
+
+    good = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}', name="good"))
+    wait(lambda: state(home, good)["state"] == "succeeded", what="the run to end")
+    monkeypatch.setitem(sys.modules, "orchestrator.report", None)  # importing it raises ImportError
+    server = make_server("127.0.0.1", 0, None)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        code, _, body = fetch(f"http://127.0.0.1:{server.server_address[1]}/runs/{good}/report")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert code == 501 and len(body.strip().splitlines()) == 1 and "report" in body
