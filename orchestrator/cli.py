@@ -168,8 +168,13 @@ app.command("launch")(launch_command)  # orchestrator/commands/launch.py
 
 
 @app.command()
-def status(as_json: JsonOpt = False) -> None:
-    """Every run at a glance: state, elapsed vs expected, region, spiral signals, page.
+def status(
+    as_json: JsonOpt = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Every column: ticket, bucket, spend, guidance, reason.")
+    ] = False,
+) -> None:
+    """Every run at a glance: state, elapsed vs expected, region, spiral signals, page, why it ended.
 
     Also enforces liveness on the way (dead, silent or overdue runs are
     stopped and recorded), so nothing stays `running` without a process.
@@ -187,7 +192,7 @@ def status(as_json: JsonOpt = False) -> None:
     if as_json:
         _print_json({"runs": rows})
     elif rows:
-        _out().print(status_table(rows))
+        _out().print(status_table(rows, wide=wide))
     else:
         typer.echo(no_runs_yet())
 

@@ -38,6 +38,7 @@ STATUS_KEYS = {
     "provider",
     "hints",
     "last_activity_s",
+    "last_activity_real_s",
     "tokens",
     "cost_usd",
     "started_at",

@@ -129,9 +129,13 @@ def _view(rd: RunDir, record: RunRecord, settings: Settings, real_now: float) ->
     view = RunView(rd.path, record, expected_min=bucket.expected_min if bucket else 0.0)
     view.elapsed_min = max(0.0, clock.seconds(until - clock.started_at) / 60.0)
     try:
-        view.last_activity_s = clock.seconds(real_now - rd.events.stat().st_mtime)
+        silent = real_now - rd.events.stat().st_mtime
+        view.last_activity_s = clock.seconds(silent)  # the run's clock: liveness and the demo's fast heartbeat
+        view.last_activity_real_s = silent  # wall-clock seconds: what `status` shows
     except FileNotFoundError:
         view.last_activity_s = None
+    if ended is not None and record.ended:  # an ended run: real seconds since it ended
+        view.last_activity_real_s = max(0.0, real_now - ended)
     return view
 
 

@@ -20,7 +20,8 @@ class RunView:
     record: RunRecord
     elapsed_min: float = 0.0
     expected_min: float = 0.0
-    last_activity_s: float | None = None
+    last_activity_s: float | None = None  # run-clock seconds since the log grew (liveness: the demo's fast clock)
+    last_activity_real_s: float | None = None  # wall-clock seconds since the log grew; an ended run: since it ended
     spend: SpendTotals | None = None
     error: str | None = None  # why this run could not be looked at
     events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
@@ -55,6 +56,7 @@ class RunView:
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
+            "last_activity_real_s": None if self.last_activity_real_s is None else round(self.last_activity_real_s, 1),
             "tokens": spend.tokens if spend is not None else None,
             "cost_usd": spend.cost_usd if spend is not None else None,
             "started_at": r.started_at,

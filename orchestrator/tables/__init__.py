@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from spiral.timestamps import parse_ts
+from orchestrator.tables.status import SIGNAL_CODES, StatusTable, status_table
+
+__all__ = ["SIGNAL_CODES", "StatusTable", "status_table"]  # status's table lives in tables/status.py
 
 if TYPE_CHECKING:
     from orchestrator.ledger.calibrate import Calibration
@@ -48,29 +49,6 @@ def eval_summary(summary: dict[str, Any], console: Console) -> None:
     )
 
 
-def _ago(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 90:
-        return f"{seconds:.0f}s ago"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f}m ago"
-    return f"{seconds / 3600:.1f}h ago"
-
-
-def _spend(r: dict[str, Any]) -> str:
-    ceiling = "".join(
-        (
-            f" /${r['max_usd']:g}" if r.get("max_usd") is not None else "",
-            f" /{r['max_tokens'] / 1000:g}k" if r.get("max_tokens") is not None else "",
-        )
-    )
-    if not r.get("tokens"):
-        return "-" + ceiling
-    cost = "unpriced" if r.get("cost_usd") is None else f"${r['cost_usd']:.2f}"
-    return f"{r['tokens'] / 1000:.0f}k tok {cost}{ceiling}"
-
-
 def no_runs_yet() -> str:
     from orchestrator.infra.paths import runs_dir
 
@@ -85,90 +63,6 @@ def unchecked(views: Iterable[RunView]) -> list[str]:
 def watch_events(views: Iterable[RunView]) -> list[str]:
     """What a watcher pass did worth a line: stops, trips, pages (not the routine evaluations)."""
     return [f"{v.run_id}: {ev}" for v in views for ev in v.events if ev not in ("evaluated", "spend")]
-
-
-def status_table(rows: list[dict[str, Any]]) -> Table:
-    table = Table(show_lines=False)
-    for col in (
-        "run",
-        "ticket",
-        "bucket",
-        "state",
-        "elapsed/expected",
-        "region",
-        "signals",
-        "susp",
-        "page",
-        "guidance",
-        "spend",
-        "last activity",
-    ):
-        table.add_column(col, no_wrap=col in ("run", "state"))
-    colours = {
-        "running": "cyan",
-        "succeeded": "green",
-        "failed": "red",
-        "stalled": "yellow",
-        "killed": "magenta",
-        "lost": "red",
-        "over_budget": "red",
-        "queued": "blue",
-        "launching": "cyan",
-    }
-    for r in rows:
-        state = f"[{colours.get(r['state'], 'white')}]{r['state']}[/]"
-        if r["state"] == "succeeded" and "verified" in r and r["verified"] is None:
-            state += " [yellow]unverified[/]"  # the agent's own word: the ticket has no `verify:` check
-        if r.get("error"):
-            state = f"[red]error[/] ({r['state']})"
-        elif r["state"] == "queued" and r.get("queue_position"):
-            state += f" #{r['queue_position']}" + (" [yellow](held: daily ceiling)[/]" if r.get("held") else "")
-        if r["notified"]:
-            page = f"sent @{r['tripped_at_min']:g}m"
-        elif r["tripped_at_min"] is not None:
-            page = (
-                f"[red]undelivered[/] @{r['tripped_at_min']:g}m"
-                if r.get("page_error")
-                else f"due @{r['tripped_at_min']:g}m"
-            )
-        else:
-            page = "-"
-        signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(r["hints"]) if r["hints"] else "-")
-        # the agent waiting on its model API is the provider's trouble, not a spiral: say so where the region goes
-        region = f"[yellow]provider: {r['provider']['text']}[/]" if r.get("provider") else r["region"]
-        table.add_row(
-            r["id"],
-            r["ticket"],
-            r["bucket"],
-            state,
-            f"{r['elapsed_min']:.0f}/{r['expected_min']:g} min",
-            region,
-            signals,
-            f"{r['suspicion']:g}",
-            page,
-            _guidance(r),
-            _spend(r),
-            _ago(r["last_activity_s"]),
-        )
-    return table
-
-
-def _guidance(r: dict[str, Any]) -> str:
-    """The latest message to the agent and where it stands: queued 2m ago / received @71.5m / undelivered."""
-    sent = r.get("guidance") or []
-    if not sent:
-        return "-"
-    g = sent[-1]
-    more = f" (+{len(sent) - 1} earlier)" if len(sent) > 1 else ""
-    who = "ladder " if g.get("by") == "escalation" else ""
-    if g.get("undelivered"):
-        return f"[red]{who}{g['id']} undelivered[/]{more}"
-    if g.get("received_at_min") is not None:
-        answer = f", {g['answer']}" if g.get("answer") else ""
-        return f"{who}{g['id']} received @{g['received_at_min']:g}m{answer}{more}"
-    queued = parse_ts(g.get("queued_at"))
-    ago = _ago(time.time() - queued) if queued is not None else "?"
-    return f"{who}{g['id']} queued {ago}{more}"
 
 
 def history_table(rows: list[dict[str, Any]]) -> Table:
