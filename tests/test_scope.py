@@ -12,7 +12,7 @@ import yaml
 from orchestrator.corpus.case import load_case
 from orchestrator.record import case_file
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import RunRecord, from_builtins, to_builtins
+from orchestrator.record.model import VERSION, RunRecord, from_builtins, to_builtins
 from tests.helpers import CORPUS, TINY, cli, copy_case, launch, one_line_error, state, status_json, ticket, wait
 
 
@@ -68,7 +68,7 @@ def test_a_record_without_scope_loads_unchanged_and_one_with_scope_round_trips()
     rec = from_builtins(dict(old), "r1")
     assert rec.scope == [] and rec.outputs == ["a.py"]
     v1 = from_builtins({"run_id": "r0", "outputs": None}, "r0")  # version 1: untyped, nothing about scope
-    assert v1.scope == [] and v1.version == 2
+    assert v1.scope == [] and v1.version == VERSION  # migrated to the current version
     rec.scope = ["src/**"]
     again = from_builtins(json.loads(json.dumps(to_builtins(rec))), "r1")
     assert again.scope == ["src/**"]

@@ -37,8 +37,8 @@ def refused(path: Path, text: str) -> str:
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",
-            "config.yaml:4: unknown key 'agents.x.colour' (known: command, env, escalation, format, guidance, model, "
-            "prompt, "
+            "config.yaml:4: unknown key 'agents.x.colour' (known: command, env, escalation, format, guidance, max_tokens, "
+            "max_usd, model, prompt, "
             "version_command)",
         ),
         ("heartbeat_seconds: true\n", "config.yaml:1: heartbeat_seconds must be a positive number, got true"),

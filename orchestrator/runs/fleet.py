@@ -41,6 +41,7 @@ class Seat:
     started_at: float | None
     cost_usd: float | None = None  # what it has spent (the ledger's figure; live runs: as last written)
     held: str | None = None
+    uncounted: bool = False  # it ended and no pass has added up its spend yet
 
 
 def _seats() -> list[tuple[RunDir, Seat]]:
@@ -60,7 +61,8 @@ def _seats() -> list[tuple[RunDir, Seat]]:
         started = parse_ts(r.started_at) if r.state != QUEUED else None
         spend = r.spend or r.spend_live
         cost = spend.cost_usd if spend is not None else None
-        out.append((rd, Seat(r.run_id, r.state, r.repo, queued, started, cost, r.held)))
+        uncounted = r.ended and r.spend is None and bool(r.format) and r.spawned_at is not None
+        out.append((rd, Seat(r.run_id, r.state, r.repo, queued, started, cost, r.held, uncounted)))
     return out
 
 
@@ -83,6 +85,12 @@ def held_by_ceiling(seats: list[Seat], cfg: UserConfig, now: float) -> str | Non
     """Why the daily ceiling holds the queue now (None: it does not)."""
     if cfg.daily_max_usd is None:
         return None
+    day = time.strftime("%Y-%m-%d", time.gmtime(now))
+    waiting = [
+        s for s in seats if s.uncounted and s.started_at and time.strftime("%Y-%m-%d", time.gmtime(s.started_at)) == day
+    ]
+    if waiting:  # a run just ended and its spend is not added up yet: the next pass does, then the queue moves
+        return f"waiting for the spend of {len(waiting)} run(s) that just ended to be counted"
     spent = spent_today(seats, now)
     if spent < cfg.daily_max_usd:
         return None

@@ -56,10 +56,13 @@ def view_of(run_dir: Path, now: float, buckets: list[BucketsFile] | None = None)
     if not record.queued:  # a queued run's clock starts when its agent does
         until = ended if ended is not None and record.ended else now
         view.elapsed_min = max(0.0, clock.seconds(until - clock.started_at) / 60.0)
-    try:  # as `status` has it: on the run's clock
-        view.last_activity_s = clock.seconds(max(0.0, now - rd.events.stat().st_mtime))
+    try:  # as `status` has them: on the run's clock (liveness), and in real seconds (what people read)
+        silent = max(0.0, now - rd.events.stat().st_mtime)
+        view.last_activity_s, view.last_activity_real_s = clock.seconds(silent), silent
     except OSError:
         view.last_activity_s = None
+    if ended is not None and record.ended:  # an ended run: real seconds since it ended
+        view.last_activity_real_s = max(0.0, now - ended)
     return view
 
 
