@@ -13,18 +13,19 @@ The claim is the receipt; a reader that can, writes the `.receipt` beside it (th
 installs in Claude Code and Codex do); without one, the claimed file's ctime (set by the rename) is
 the time it was received.
 
-The agent finds the folder in `$ORCHESTRATOR_GUIDANCE_DIR`. Only the standard library is used: the
-hook imports this module on every tool call of the agent, and must start fast.
+The agent finds the folder in `$ORCHESTRATOR_GUIDANCE_DIR`. Only the standard library and the atomic
+write are used: the hook imports this module on every tool call of the agent, and must start fast.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from orchestrator.infra.atomic import write_bytes_atomic
 
 ENV = "ORCHESTRATOR_GUIDANCE_DIR"
 INBOX = "inbox"
@@ -53,22 +54,6 @@ def folder(run_dir: Path) -> Path:
     return run_dir / "guidance"
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def _read(path: Path) -> Message | None:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -92,7 +77,7 @@ def queue(gdir: Path, seq: int, msg_id: str, text: str, kind: str, queued_at: st
     (gdir / CLAIMED).mkdir(exist_ok=True)
     target = inbox / f"{seq:04d}-{msg_id}.json"
     body = {"id": msg_id, "text": text, "kind": kind, "queued_at": queued_at}
-    _write_atomic(target, json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    write_bytes_atomic(target, json.dumps(body, ensure_ascii=False).encode("utf-8"))
     return target
 
 
@@ -138,7 +123,7 @@ def claim_all(gdir: Path, via: str, tool_use_id: str | None = None, now: float |
         if tool_use_id:
             receipt["tool_use_id"] = tool_use_id
         try:
-            _write_atomic(gdir / CLAIMED / (msg.name + RECEIPT), json.dumps(receipt).encode())
+            write_bytes_atomic(gdir / CLAIMED / (msg.name + RECEIPT), json.dumps(receipt).encode())
         except OSError:
             pass  # the claim still stands; its ctime is the receipt
         got.append(msg)

@@ -271,18 +271,19 @@ def _append(con: Any, table: str, rows: list[tuple[Any, ...]], columns: list[str
 # ---- queries -----------------------------------------------------------------------------
 
 
-def history(*, since: datetime | None, ticket: str | None, state: str | None, limit: int) -> list[dict[str, Any]]:
+def _filters(since: datetime | None, ticket: str | None, state: str | None) -> tuple[list[str], list[Any]]:
+    """The WHERE clauses (on `runs r`) and their arguments shared by `history` and `history --by`."""
     where: list[str] = []
     args: list[Any] = []
-    if since is not None:
-        where.append("r.created_at >= ?")
-        args.append(since)
-    if ticket:
-        where.append("r.ticket_id = ?")
-        args.append(ticket)
-    if state:
-        where.append("r.state = ?")
-        args.append(state)
+    for clause, value in (("r.created_at >= ?", since), ("r.ticket_id = ?", ticket), ("r.state = ?", state)):
+        if value is not None and value != "":
+            where.append(clause)
+            args.append(value)
+    return where, args
+
+
+def history(*, since: datetime | None, ticket: str | None, state: str | None, limit: int) -> list[dict[str, Any]]:
+    where, args = _filters(since, ticket, state)
     sql = f"""
         SELECT r.run_id, r.ticket_id, r.bucket, r.agent, r.state, r.reason, r.created_at, r.wall_min,
                r.tool_calls, r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens AS tokens,
@@ -309,17 +310,7 @@ def history_groups(*, by: str, since: datetime | None, ticket: str | None, state
     """
     if by not in GROUP_BY:
         raise UserError(f"--by must be one of {', '.join(GROUP_BY)}, got {by!r}")
-    where: list[str] = []
-    args: list[Any] = []
-    if since is not None:
-        where.append("r.created_at >= ?")
-        args.append(since)
-    if ticket:
-        where.append("r.ticket_id = ?")
-        args.append(ticket)
-    if state:
-        where.append("r.state = ?")
-        args.append(state)
+    where, args = _filters(since, ticket, state)
     tokens = "r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens"
     sql = f"""
         SELECT {GROUP_BY[by]} AS "group", count(*) AS runs,
