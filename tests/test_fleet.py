@@ -249,3 +249,17 @@ def test_a_start_interrupted_around_the_spawn_goes_back_to_the_queue_and_one_sup
     first = ProcRef.of(os.getpid())  # a live process holds the run
     r = RunRecord(state="launching", supervisor=first)
     assert _register(ProcRef(first.pid + 1, 1.0))(r) is False and r.supervisor == first
+
+
+def test_the_daily_ceiling_waits_for_a_just_ended_runs_spend_before_it_decides() -> None:
+    cfg = UserConfig(path=Path("c"), max_parallel=4, daily_max_usd=1.0)
+    now = time.time()
+    ended_uncounted = Seat("a", "succeeded", "r", 0, now - 5, None, None, True)
+    waiting = Seat("q", "queued", "r", 1, None)
+    assert choose([ended_uncounted, waiting], cfg, now) == []  # its spend may be past the ceiling: wait a pass
+    counted = Seat("a", "succeeded", "r", 0, now - 5, 0.4, None, False)
+    assert choose([counted, waiting], cfg, now) == ["q"]
+    spent = Seat("a", "succeeded", "r", 0, now - 5, 1.2, None, False)
+    assert choose([spent, waiting], cfg, now) == []
+    cfg.daily_max_usd = None
+    assert choose([ended_uncounted, waiting], cfg, now) == ["q"]  # no ceiling: nothing to wait for

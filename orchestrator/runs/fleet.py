@@ -81,16 +81,17 @@ def spent_today(seats: list[Seat], now: float) -> float:
     )
 
 
+def _uncounted_today(seats: list[Seat], now: float) -> bool:
+    day = time.strftime("%Y-%m-%d", time.gmtime(now))
+    return any(
+        s.uncounted and s.started_at and time.strftime("%Y-%m-%d", time.gmtime(s.started_at)) == day for s in seats
+    )
+
+
 def held_by_ceiling(seats: list[Seat], cfg: UserConfig, now: float) -> str | None:
     """Why the daily ceiling holds the queue now (None: it does not)."""
     if cfg.daily_max_usd is None:
         return None
-    day = time.strftime("%Y-%m-%d", time.gmtime(now))
-    waiting = [
-        s for s in seats if s.uncounted and s.started_at and time.strftime("%Y-%m-%d", time.gmtime(s.started_at)) == day
-    ]
-    if waiting:  # a run just ended and its spend is not added up yet: the next pass does, then the queue moves
-        return f"waiting for the spend of {len(waiting)} run(s) that just ended to be counted"
     spent = spent_today(seats, now)
     if spent < cfg.daily_max_usd:
         return None
@@ -103,6 +104,8 @@ def choose(seats: list[Seat], cfg: UserConfig, now: float) -> list[str]:
     waiting = queue_order(seats)
     if not waiting or held_by_ceiling(seats, cfg, now) is not None:
         return []
+    if cfg.daily_max_usd is not None and _uncounted_today(seats, now):
+        return []  # a run just ended and its spend is not added up yet: the next pass counts it, then decides
     if cfg.stagger_s > 0:
         last = max((s.started_at for s in seats if s.started_at is not None), default=None)
         if last is not None and now - last < cfg.stagger_s:
