@@ -115,7 +115,17 @@ class UserConfig:
     stagger_s: float = 0.0
     daily_max_usd: float | None = None  # the fleet's daily spend ceiling: past it no queued run starts
     otlp: OtlpConfig | None = None  # traces of ended runs over OTLP/HTTP (orchestrator/telemetry)
+    executor: ExecutorConfig | None = None  # where runs execute (orchestrator/runs/executors); None: here
     lines: yamlfile.Lines = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """`executor:` in config.yaml: `local` (this machine) or `ray` (a Ray cluster's nodes)."""
+
+    kind: str = "local"
+    address: str | None = None  # ray: the cluster's address (host:port of the head's GCS, or ray://...)
+    resources: dict[str, float] = field(default_factory=dict)  # ray: what a run's node must have
 
 
 @dataclass(frozen=True)
@@ -161,6 +171,18 @@ class _Price(Strict):
     cache_write: NonNegativeFloat = 0.0
 
 
+class _Executor(Strict):
+    kind: Annotated[Literal["local", "ray"], Meta(description="must be 'local' or 'ray'")] = "local"
+    address: Annotated[str, Meta(min_length=1, description="must be the cluster's address (host:port)")] | None = None
+    resources: dict[str, PositiveFloat] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "ray" and self.address is None:
+            raise Invalid("address", "is needed for kind: ray (the cluster's address, e.g. 127.0.0.1:6379)")
+        if self.kind == "local" and (self.address is not None or self.resources):
+            raise Invalid("kind", "local takes no address or resources (did you mean kind: ray?)")
+
+
 class _Otlp(Strict):
     endpoint: Annotated[str, Meta(description="must be a URL")]
     headers: FreeMapping = {}  # checked below: its values may be secrets, so no error shows them
@@ -203,6 +225,7 @@ class _File(Strict):
     gc_keep_days: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS
     gc_keep_days_flagged: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS_FLAGGED
     otlp: Annotated[_Otlp, Meta(description="must be a mapping with an endpoint")] | None = None
+    executor: Annotated[_Executor, Meta(description="must be a mapping with a kind (local or ray)")] | None = None
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -255,6 +278,9 @@ def load(path: Path | None = None) -> UserConfig:
     cfg.stagger_s, cfg.daily_max_usd = doc.stagger_seconds, doc.daily_max_usd
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
+    if doc.executor is not None and doc.executor.kind != "local":
+        e = doc.executor
+        cfg.executor = ExecutorConfig(e.kind, e.address, dict(e.resources or {}))
     if doc.otlp is not None:
         o = doc.otlp
         headers = {str(k): str(v) for k, v in o.headers.items()}

@@ -188,6 +188,7 @@ def test_wide_has_every_column_and_holds_at_any_width() -> None:
         "spend",
         "reason",
         "last",
+        "on",
     ]
     text = "\n".join(render(rows, 400, wide=True))  # wide enough that no cell wraps
     for needle in ("sent @70.51m", "g1 received @71.5m, recovered", "/$5", "900k tok $5.10", "(held: daily ceiling)"):

@@ -206,6 +206,16 @@ class TraceExport(msgspec.Struct, kw_only=True):
     next_attempt_at: float | None = None
 
 
+class Placement(msgspec.Struct, kw_only=True):
+    """Where a run executes (orchestrator/runs/executors): the engine, and the machine once it is placed."""
+
+    kind: str = "local"  # local | ray
+    where: str | None = None  # the host (local) or the node (ray) that runs the supervisor
+    address: str | None = None  # the engine's address (ray: the cluster's)
+    resources: dict[str, float] = {}  # what the run asks the engine for (ray: custom resources)
+    handle: str | None = None  # the engine's name for the run's work (ray: the actor's name)
+
+
 class RunRecord(msgspec.Struct, kw_only=True):
     """Everything the orchestrator knows about one run; the run's single source of truth."""
 
@@ -284,6 +294,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     verify_timeout_s: PositiveFloat = 600.0
     agent_claim: AgentClaim | None = None
     verify_result: VerifyResult | None = None
+    executor: Placement | None = None  # where it executes (None: a local run recorded before executors)
     otlp: TraceExport | None = None  # its OpenTelemetry export (None: never tried; absent in older records)
 
     @property

@@ -11,6 +11,7 @@ from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord, StopRequest
+from orchestrator.runs.executors import base as executors
 from spiral.timestamps import parse_ts
 
 
@@ -38,16 +39,10 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
         return record
     if not record.active:
         raise UserError(f"run {rd.run_id} already ended: {record.state} ({record.reason})")
-    agent = record.agent_pid
-    if agent is not None and not proc.kill_tree(agent):
-        raise UserError(f"run {rd.run_id}: some of the agent's processes survived SIGKILL (pid {agent.pid})")
-    if record.verify_pid is not None:
-        proc.kill_tree(record.verify_pid)  # the verify: check, if it is what runs now
-    sup = record.supervisor
-    if sup is not None:
-        proc.wait_for(lambda: not sup.alive(), timeout=10)
-        if sup.alive():  # it never saw the exit: stop it too, the ending is recorded below
-            proc.kill_tree(sup)
+    # the agent's tree, the verify: check if it is what runs now, then the supervisor (or the remote work)
+    problem = executors.for_record(record).stop(record)
+    if problem is not None:
+        raise UserError(f"run {rd.run_id}: {problem}")
     final = state_file.update(rd, lambda r: state_file.end(r, "killed", reason))
     if final.state == "killed":
         ended = parse_ts(final.ended_at) or time.time()

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.case import load_case
@@ -22,8 +24,9 @@ from orchestrator.infra.paths import runs_dir
 from orchestrator.notify.channels import from_config
 from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import QUEUED, RunRecord
+from orchestrator.record.model import QUEUED, Placement, RunRecord
 from orchestrator.runs import fleet, tickets
+from orchestrator.runs.executors import base as executors
 from orchestrator.runs.watch import ensure_watcher
 from spiral.settings import merge
 
@@ -172,7 +175,14 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         created_at=now,
         queued_at=now,
         launcher=proc.ProcRef.of(os.getpid()),
+        executor=_placement(cfg),
     )
+
+
+def _placement(cfg: UserConfig) -> Placement | None:
+    """Where the run will execute, as config.yaml says at launch (None: here, placed when it starts)."""
+    e = cfg.executor
+    return None if e is None else Placement(kind=e.kind, address=e.address, resources=dict(e.resources))
 
 
 def agent_homes(cmd: AgentCommand) -> dict[str, str]:
@@ -228,8 +238,15 @@ def launch_many(
                 problem = f"run {rd.run_id} failed: {record.reason}"
         elif record.ended and record.spawned_at is None:
             problem = f"run {rd.run_id} {record.state} before it started: {record.reason}"
-        out.append(Launched(rd.run_id, rd.path, record.state, record.reason, record.agent_pid is not None, problem))
+        out.append(Launched(rd.run_id, rd.path, record.state, record.reason, _agent_started(record), problem))
     return out
+
+
+def _agent_started(record: RunRecord) -> bool:
+    if executors.for_record(record).clones_here:
+        return record.agent_pid is not None
+    # on an engine the agent's pid is the node's: it started once the node said running, or it exited
+    return record.state == "running" or record.exit_code is not None
 
 
 def _checked(ref: str, cfg: UserConfig) -> tuple[tickets.Ticket, str | None]:
@@ -269,6 +286,10 @@ def start_run(path: Path) -> None:
     if record.state != "launching":
         return
     token = record.admission
+    executor = executors.for_record(record)
+    if not executor.clones_here:  # the engine clones on the node that runs it (executors/follow.py)
+        executor.start(rd, token)
+        return
     try:
         record = _prepare(rd, record, token)
     except Exception as exc:
@@ -278,8 +299,7 @@ def start_run(path: Path) -> None:
         return
     if record.spawned_at is None or record.admission != token:
         return  # stopped while cloning, or no longer this start's: start nothing (the record says why)
-    supervisor = [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path), str(token)]
-    proc.spawn_detached(supervisor, cwd=rd.path, log=rd.supervisor_log)
+    executor.start(rd, token)  # local: the detached supervisor (executors/local.py)
 
 
 def _attempt(rd: RunDir, token: int) -> Path:
@@ -298,6 +318,7 @@ def _prepare(rd: RunDir, record: RunRecord, token: int) -> RunRecord:
             return False  # stopped (killed, given up on) or taken over while cloning: start nothing
         shutil.rmtree(rd.clone, ignore_errors=True)  # what an interrupted start left
         os.rename(attempt, rd.clone)
+        r.executor = msgspec.structs.replace(executors.placement(r), where=executors.this_host())
         r.started_at = r.spawned_at = state_file.utcnow()  # the clock starts when the agent can start
         return True
 

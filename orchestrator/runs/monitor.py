@@ -15,7 +15,6 @@ import msgspec
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.recorded import read_tracked
-from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
 from orchestrator.ledger import prices
@@ -27,6 +26,7 @@ from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
 from orchestrator.runs import budget, evaluator, fleet, liveness
+from orchestrator.runs.executors import base as executors
 from orchestrator.runs.guidance import escalate, track
 from orchestrator.runs.view import RunView
 from orchestrator.telemetry import export as telemetry
@@ -296,13 +296,13 @@ def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
 def _liveness(
     record: RunRecord, view: RunView, settings: Settings, cfg: UserConfig, real_now: float
 ) -> liveness.Decision | None:
-    sup, agent, launcher = record.supervisor, record.agent_pid, record.launcher
+    launcher, executor = record.launcher, executors.for_record(record)
     spawned = parse_ts(record.spawned_at)
     facts = liveness.Facts(
         state=record.state,
-        supervisor_alive=bool(sup and sup.alive()),
-        supervisor_registered=sup is not None,
-        agent_alive=bool(agent and agent.alive()),
+        supervisor_alive=executor.alive(record),
+        supervisor_registered=record.supervisor is not None,
+        agent_alive=executor.agent_alive(record),
         launcher_alive=bool(launcher and launcher.alive()),
         since_spawn_real_s=None if spawned is None else real_now - spawned,
         silent_s=view.last_activity_s if view.last_activity_s is not None else 0.0,
@@ -337,12 +337,8 @@ def _stop(rd: RunDir, decision: liveness.Decision, view: RunView) -> RunRecord:
     how, reason = req.end_as or decision.end_as, req.reason or decision.reason
     if how != decision.end_as and decision.end_as == "lost":
         reason += "; its supervisor vanished before recording it"
-    for ref in (record.agent_pid, record.verify_pid):  # the agent, or the verify: check running after it
-        if ref is not None:
-            proc.kill_tree(ref)
-    sup = record.supervisor
-    if sup is not None:
-        proc.wait_for(lambda: not sup.alive(), timeout=10)
+    # the agent, or the verify: check running after it; then a while for the supervisor to see it
+    executors.for_record(record).stop(record, then_supervisor=False)
     # the supervisor records a requested stop itself; when it is gone, record it here
     final = state_file.update(rd, lambda r: state_file.end(r, how, reason))
     if final.state == how:

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from orchestrator.record.model import RunRecord, SpendTotals
+from orchestrator.runs.executors.base import executes_on
 from orchestrator.runs.guidance import track
 from orchestrator.runs.liveness import Decision
 from spiral.verdict import json_number
@@ -66,6 +67,7 @@ class RunView:
             "verified": r.verified,
             "max_usd": r.max_usd,
             "max_tokens": r.max_tokens,
+            "executes_on": executes_on(r),  # local:<host> | ray:<node>; null: not yet placed
             "held": r.held,  # the ticket's verify: check passed / failed; null: none ran
             **track.status_fields(r),
         }

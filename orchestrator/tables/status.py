@@ -274,6 +274,7 @@ _WIDE = (
     "spend",
     "reason",
     "last",
+    "on",
 )
 
 
@@ -343,6 +344,7 @@ def _wide_cells(r: dict[str, Any]) -> list[Text]:
         Text(_spend(r)),
         Text(str(r.get("error") or r.get("reason") or "-")),
         Text(_ago(r.get("last_activity_real_s"))),
+        Text(str(r.get("executes_on") or "-")),  # where it executes: local:<host>, ray:<node>
     ]
 
 

@@ -1,0 +1,50 @@
+"""The executor seam (orchestrator/runs/executors): the record says where a run executes, config.yaml's
+`executor:` key is checked with one-line file:line errors, and a record picks its executor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator import config
+from orchestrator.infra.errors import UserError
+from orchestrator.record.model import Placement, RunRecord
+from orchestrator.runs.executors import base
+
+
+def _load(tmp_path: Path, text: str) -> config.UserConfig:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return config.load(path)
+
+
+def test_executor_key_is_read_and_checked_with_file_and_line(tmp_path: Path) -> None:
+    cfg = _load(
+        tmp_path,
+        "heartbeat_seconds: 60\nexecutor:\n  kind: ray\n  address: 127.0.0.1:6379\n  resources: {agent_slot: 1}\n",
+    )
+    assert cfg.executor == config.ExecutorConfig("ray", "127.0.0.1:6379", {"agent_slot": 1.0})
+    assert _load(tmp_path, "executor: {kind: local}\n").executor is None
+    for text, needle in (
+        ("executor:\n  kind: ray\n", "address"),
+        ("executor:\n  kind: slurm\n", "'local' or 'ray'"),
+        ("executor:\n  kind: ray\n  address: h:1\n  resources: {agent_slot: -1}\n", "resources"),
+        ("executor:\n  kind: local\n  address: h:1\n", "kind"),
+    ):
+        with pytest.raises(UserError) as err:
+            _load(tmp_path, text)
+        msg = str(err.value)
+        assert "config.yaml:" in msg and needle in msg and "\n" not in msg.strip(), msg
+
+
+def test_a_record_picks_its_executor_and_says_where_it_runs() -> None:
+    old = RunRecord(run_id="r")  # recorded before executors: local, placed nowhere yet
+    assert base.for_record(old).kind == "local" and base.for_record(old).clones_here
+    assert base.executes_on(old) is None
+    here = RunRecord(run_id="r", executor=Placement(kind="local", where="box"))
+    assert base.executes_on(here) == "local:box"
+    remote = RunRecord(run_id="r", executor=Placement(kind="ray", address="h:1", resources={"agent_slot": 1}))
+    ex = base.for_record(remote)
+    assert ex.kind == "ray" and not ex.clones_here and base.executes_on(remote) == "ray"
+    assert not ex.alive(remote) and not ex.agent_alive(remote)  # no follower yet
