@@ -31,7 +31,7 @@ def refused(path: Path, text: str) -> str:
         (
             "heartbeat_seconds: 60\ncolour: red\n",
             "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, daily_max_usd, default_agent, "
-            "gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
+            "executor, gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
             "max_parallel, max_parallel_per_repo, notify, otlp, prices, stagger_seconds, tickets_dir, watcher_idle_seconds, "
             "watcher_tick_seconds)",
         ),
