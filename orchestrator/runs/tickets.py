@@ -13,7 +13,7 @@ from orchestrator.config import UserConfig
 from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.guidance import ladder
 from orchestrator.infra import yamlfile
-from orchestrator.infra.errors import UserError
+from orchestrator.infra.errors import UserError, read_text
 from orchestrator.infra.typed_yaml import FreeMapping, Paths, PositiveFloat, Strict, convert, one_of
 from orchestrator.record.layout import CaseFiles
 from orchestrator.record.model import Rung
@@ -126,12 +126,7 @@ def resolve(ref: str, cfg: UserConfig) -> Path:
 
 
 def load(path: Path, cfg: UserConfig) -> Ticket:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    text = read_text(path)
     lines_all = text.splitlines(keepends=True)
     if not lines_all or lines_all[0].strip() != "---":
         raise UserError(f"{path}:1: a ticket starts with a '---' line and YAML front matter")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from orchestrator.infra.errors import UserError
+from orchestrator.infra.errors import UserError, read_text
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Guidance
@@ -25,12 +25,7 @@ def compose(text: str | None, file: Path | None, redirect: bool, wrap_up: bool) 
     if kind is not None:
         return None, kind
     if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise UserError(f"{file}: not UTF-8 text") from None
-        except OSError as exc:
-            raise UserError(f"{file}: cannot read: {exc.strerror}") from None
+        text = read_text(file)
     assert text is not None
     if not text.strip():
         raise UserError("the guidance text is empty: say what the agent should do instead")
