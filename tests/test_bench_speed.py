@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import families, runner, scenario
-from orchestrator.corpus.replay import resume, walk_recording
+from orchestrator.corpus.replay import walk_recording
 from spiral.model import Snapshot, ToolCall
+from spiral.walk import resume
 
 
 @pytest.mark.parametrize("fam", families.FAMILIES, ids=lambda f: f.name)
@@ -95,26 +97,32 @@ def test_the_renderers_timestamps_are_format_ts_exactly() -> None:
 
 def test_replay_case_reads_the_workspace_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
     from orchestrator.corpus import recorded, replay
-    from spiral.detector import Detector
     from tests.helpers import ROOT
 
     taken = [0]
     at_first_call: list[int] = []
-    real_read = recorded.read_snapshots
+    real_read, real_adapter = recorded.read_snapshots, replay.make_adapter
 
     def counting(path: Path, counter: recorded.LineCounter) -> Iterator[Snapshot]:
         for snap in real_read(path, counter):
             taken[0] += 1
             yield snap
 
-    class Recording(Detector):
-        def add_call(self, call: ToolCall) -> None:
-            if not at_first_call:
+    class Recording:  # the case's adapter, noting how many snapshots were read when it gave its first call
+        def __init__(self, *args: Any) -> None:
+            self.inner = real_adapter(*args)
+
+        def feed(self, ts: float, data: Any) -> list[ToolCall]:
+            calls = self.inner.feed(ts, data)
+            if calls and not at_first_call:
                 at_first_call.append(taken[0])
-            super().add_call(call)
+            return calls
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
 
     monkeypatch.setattr(replay, "read_snapshots", counting)
-    monkeypatch.setattr(replay, "Detector", Recording)
+    monkeypatch.setattr(replay, "make_adapter", Recording)
     result = replay.replay_case(ROOT / "corpus" / "spiral-001-fixture-shim", BucketsFile())
     assert result.passed and result.spiral
     assert at_first_call and at_first_call[0] <= 8  # the snapshots up to the first call's time, one ahead

@@ -15,7 +15,7 @@ from typing import Any
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import Case
 from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
-from orchestrator.corpus.replay import TickWalk, Watch, drive, provider_intervals
+from orchestrator.corpus.replay import provider_intervals
 from orchestrator.ledger import prices
 from orchestrator.ledger.spend import SpendCounter
 from orchestrator.notify.pages import redact, redact_cut
@@ -29,24 +29,9 @@ from spiral.observe import observe
 from spiral.outcome import blocked_before
 from spiral.settings import Settings
 from spiral.verdict import Verdict
+from spiral.walk import TickWalk, Watch, drive
 
 LAST_CALLS = 12  # calls listed below the chart
-
-
-class _Every(Watch):
-    """Keeps every verdict the walk evaluates and never stops it (it never counts as paged)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.verdicts: list[Verdict] = []
-        self.first_page: Verdict | None = None
-
-    def see(self, v: Verdict) -> None:
-        super().see(v)
-        self.stopped = False
-        self.verdicts.append(v)
-        if v.should_page and self.first_page is None:
-            self.first_page = v
 
 
 @dataclass
@@ -117,7 +102,7 @@ def walk(
     snaps: Iterator[Snapshot] = map(on_agent_clock, distinct_snapshots(read_snapshots(files.workspace, counter)))
     tick_s = settings.tick_s or 30.0
     tw = TickWalk(case.started_at, agent(end), tick_s, detector, snaps)
-    every = _Every()
+    every = Watch(keep_all=True)  # every verdict, never stopping the walk
     tw.watches.append(every)
     calls: list[tuple[float, ToolCall]] = []
     spend = _SpendSampler(case.format, case.started_at, tick_s, price_overrides or {})

@@ -17,7 +17,7 @@ from spiral.model import ToolCall
 
 class GenericAdapter(Adapter):
     format_name = "generic"
-    kind_key = None  # a line is a call when its `tool` is a string; `type` means nothing here
+    kind_key: str | None = None  # a line is a call when its `tool` is a string; `type` means nothing here
 
     def dispatch(self, ts: float, kind: str | None, data: dict[str, Any]) -> list[ToolCall]:
         tool = str_at(data, "tool")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 
 from spiral.call_windows import SAME_FAILURE, SAME_READ, UNCHANGED, Run
@@ -34,10 +35,17 @@ def explain(runs: Iterable[Run], target: str, changes: Iterable[tuple[int, str]]
 
 def _edited(runs: list[Run], changes: Iterable[tuple[int, str]], target: str) -> str:
     """The files changed between the runs (the target itself too: a script edited and rerun)."""
-    spans = [(r.since, r.at) for r in runs]
+    merged: list[list[int]] = []  # the spans (since, at], joined where they touch: disjoint and in order
+    for lo, hi in sorted((r.since, r.at) for r in runs):
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    starts = [lo for lo, _ in merged]
     seen: dict[str, None] = {}
     for version, path in changes:
-        if any(lo < version <= hi for lo, hi in spans):
+        i = bisect_left(starts, version) - 1  # the last span starting before this version
+        if i >= 0 and version <= merged[i][1]:
             seen[path] = None
     names = list(seen)
     return ", ".join(short(p, 40) for p in names[:3]) + (", ..." if len(names) > 3 else "")

@@ -18,11 +18,12 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import baselines, families, scenario
 from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
 from orchestrator.corpus.benchmark.scenario import Scenario
-from orchestrator.corpus.replay import TickWalk, Watch, resume, walk_recording
+from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra.errors import UserError
 from spiral import settings as settings_mod
 from spiral.observe import SHELL_LIKE, observe
 from spiral.settings import Settings, merge
+from spiral.walk import TickWalk, Watch, resume
 
 OURS = "spiral detector (ours)"
 SEED_ONLY = "seed signals only (no rules:)"

@@ -1,0 +1,47 @@
+"""Build step for the extension modules; everything else about the package is in pyproject.toml.
+
+The detector package `spiral/` is compiled with mypyc (part of mypy, pinned in pyproject's
+build requirements) into C extension modules beside its sources: the same code, typed as
+`./dev.sh lint` checks it, run 1.5-2x faster (docs/speed.md). The extensions are optional: without
+a C compiler and Python's headers, or with SPIRAL_PURE_BUILD=1, the package installs as pure
+Python and behaves the same. `spiral/__init__.py` falls back to the sources at import time when a
+compiled module is older than its source (an edit since the last build) or SPIRAL_PURE=1 is set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from setuptools import setup
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import spiral_compiled  # noqa: E402  (beside this file: the checksum the import-time check compares)
+
+# the setup.py commands that build code; the metadata steps (egg_info, dist_info) need no compile
+BUILDS = {"build", "build_ext", "bdist_wheel", "editable_wheel", "develop", "install"}
+
+
+def compiled_modules() -> list[Any]:
+    if os.environ.get("SPIRAL_PURE_BUILD") or not BUILDS.intersection(sys.argv[1:]):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:  # an install without the build requirements (e.g. --no-build-isolation)
+        return []
+    package = HERE / "spiral"
+    # spiral/__init__.py stays Python: at import it decides whether the compiled modules are usable
+    sources = [f"spiral/{rel}" for rel in spiral_compiled.sources(str(package))]
+    os.chdir(HERE)  # mypycify takes paths relative to the project
+    extensions = mypycify(sources, opt_level="3", debug_level="0")
+    stamp = package / spiral_compiled.STAMP
+    stamp.write_text(spiral_compiled.checksum(str(package)) + "\n", encoding="ascii")
+    for ext in extensions:
+        ext.optional = True  # a failed compile leaves the pure-Python package, with a warning
+    return extensions
+
+
+setup(ext_modules=compiled_modules())

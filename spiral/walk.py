@@ -1,0 +1,179 @@
+"""The replay clock: a detector walked over a recording tick by tick, and what its verdicts came to (pure).
+
+A recording's calls are fed in time order; between them the walk evaluates the ticks a live
+watcher would have evaluated, skipping those that could only repeat the previous verdict. Replay,
+eval, the detection benchmark and the report all walk this way (orchestrator/corpus/replay.py sets
+a walk up from a case's files).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from spiral.detector import Detector
+from spiral.model import Snapshot, ToolCall
+from spiral.verdict import Verdict
+
+
+def drive(
+    walk: TickWalk,
+    timeline: Iterable[tuple[float, Any]],
+    to_calls: Callable[[float, Any], list[ToolCall]] | None = None,
+) -> TickWalk:
+    """Feed the log in order, evaluating every tick that sees all calls before it.
+
+    `timeline` holds (time, native payload) turned into calls by `to_calls`,
+    or (time, calls) already when `to_calls` is None. Where the walk stopped
+    is kept, for `resume`.
+    """
+    add_call = walk.detector.add_call
+    rest = walk.rest = iter(timeline)
+    walk.to_calls, walk.pending = to_calls, None
+    for ts, item in rest:
+        if ts > walk.now and not walk.done:
+            walk.advance(ts)
+        if walk.done:
+            walk.pending = ts, item
+            break
+        calls = to_calls(ts, item) if to_calls is not None else item
+        for call in calls:
+            add_call(call)
+    walk.advance(math.inf)
+    return walk
+
+
+def resume(walk: TickWalk, views: Sequence[Mapping[str, float]]) -> list[Watch]:
+    """Walk on past the page for `views`: each the same detector with those signals' weights instead.
+
+    Each weight must be between 0 and the detector's own, so no view can page
+    before the walk did, and until then each saw what the walk saw (the same
+    findings, so the same signals fired). A view knows when it paged and what
+    had fired by then; its `strongest` and `first_tripped` cover the ticks from the walk's page on only.
+    """
+    own = walk.detector.settings.weights
+    if any(not 0 <= w <= own[name] for view in views for name, w in view.items()):
+        raise ValueError("a view's weight is negative or above the detector's own")
+    out = [Watch(view) for view in views]
+    for w in out:
+        w.fired, w.first_fired = set(walk.fired), dict(walk.first_fired)
+        if walk.notified is not None:
+            w.see(walk.notified)
+    live = [w for w in out if not w.stopped]
+    if walk.notified is None or not live:
+        return out  # the recording ended unpaged, or every view paged with the walk
+    walk.watches, walk.done = live, False
+    drive(walk, itertools.chain([walk.pending] if walk.pending else [], walk.rest), walk.to_calls)
+    return out
+
+
+class Watch:
+    """What a walk's verdicts came to, up to the first that pages (then it stops looking).
+
+    With `weights`, each verdict is read as the same detector with those
+    signals' weights would have given it: the findings are the same (a weight
+    only scales its finding) and the suspicion is their weights' sum, as
+    `Detector.evaluate` adds it. So one walk serves the weight ablations too (`resume`).
+
+    With `keep_all`, every verdict is kept (`verdicts`) and the watch never stops: it never counts
+    as paged, so the walk goes on to the recording's end (the report's chart); `first_page` is
+    the first verdict that paged.
+    """
+
+    def __init__(self, weights: Mapping[str, float] | None = None, keep_all: bool = False) -> None:
+        self.weights = dict(weights) if weights else None
+        self.keep_all = keep_all
+        self.verdicts: list[Verdict] = []
+        self.first_page: Verdict | None = None
+        self.stopped = False  # it paged
+        self.fired: set[str] = set()
+        self.first_fired: dict[str, float] = {}  # signal -> elapsed minute it first fired
+        self.first_tripped: float | None = None  # elapsed minute suspicion first reached the threshold, any band
+        self.notified: Verdict | None = None
+        self.strongest: Verdict | None = None
+        self.last: Verdict | None = None
+
+    def see(self, v: Verdict) -> None:
+        if v.findings:
+            if self.weights is not None:
+                v = _reweighted(v, self.weights)
+            for name in v.signals:
+                if name not in self.fired:
+                    self.fired.add(name)
+                    self.first_fired[name] = round(v.elapsed_min, 2)
+        self.last = v
+        if v.tripped and self.first_tripped is None:
+            self.first_tripped = round(v.elapsed_min, 2)
+        if self.strongest is None or v.suspicion > self.strongest.suspicion:
+            self.strongest = v
+        if v.should_page:
+            self.notified = v
+            self.stopped = True
+        if self.keep_all:
+            self.stopped = False
+            self.verdicts.append(v)
+            if v.should_page and self.first_page is None:
+                self.first_page = v
+
+
+def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
+    findings = tuple(replace(f, weight=weights[f.signal]) if f.signal in weights else f for f in v.findings)
+    return Verdict(v.elapsed_min, v.expected_min, v.region, findings, sum(f.weight for f in findings), v.threshold)
+
+
+class TickWalk(Watch):
+    """The replay clock: ticks from launch to the end of the recording.
+
+    Ticks that could only repeat the previous verdict (no new input, no time
+    threshold crossed) are skipped; the verdicts that matter are the same.
+    Snapshots are taken from their iterable one ahead of the clock, never all
+    at once. The walk ends at the page (or when every watch has paged, `resume`).
+    """
+
+    def __init__(
+        self, started: float, ended: float, tick_s: float, detector: Detector, snaps: Iterable[Snapshot]
+    ) -> None:
+        self.started, self.ended, self.tick_s = started, ended, tick_s
+        self.detector = detector
+        self._snaps = iter(snaps)
+        self._next: Snapshot | None = next(self._snaps, None)
+        self.k = 0
+        self.now = started
+        self.done = False
+        super().__init__()  # the walk watches its own verdicts
+        self.watches: list[Watch] = [self]
+        self.rest: Iterator[tuple[float, Any]] = iter(())  # the timeline not yet fed (drive), and its converter
+        self.to_calls: Callable[[float, Any], list[ToolCall]] | None = None
+        self.pending: tuple[float, Any] | None = None  # the timeline item drive took but did not feed
+
+    def advance(self, until: float) -> None:
+        """Evaluate ticks while they come before `until` (the next event's time)."""
+        det, watches = self.detector, self.watches
+        while not self.done and self.now < until:
+            if self.now > self.ended:
+                self.done = True
+                return
+            nxt = self._next
+            while nxt is not None and nxt.ts <= self.now:
+                det.add_snapshot(nxt)
+                nxt = next(self._snaps, None)
+            self._next = nxt
+            v = det.evaluate(self.now)
+            live = False
+            for w in watches:
+                if not w.stopped:
+                    w.see(v)
+                    live = live or not w.stopped
+            wake = min(det.next_change_after(self.now), until, nxt.ts if nxt is not None else math.inf)
+            if wake == math.inf:
+                k = int((self.ended - self.started) // self.tick_s)  # jump to the last tick
+            else:
+                k = math.ceil((wake - self.started) / self.tick_s - 1e-9)
+            self.k = max(self.k + 1, k)
+            self.now = self.started + self.k * self.tick_s  # the next tick, also after a page (`resume` walks on)
+            if not live:
+                self.done = True
+                return
