@@ -28,9 +28,12 @@ import re
 from collections import deque
 from typing import Any, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from spiral import model
 from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
+from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
 from spiral.shellcmd import unwrap
 from spiral.window import SlidingCounter
@@ -88,6 +91,7 @@ def _new_outcome(call: ToolCall, before: ToolCall, fp: Fingerprinter, *, failure
     return not fp.same(call, before)
 
 
+@mypyc_attr(serializable=True)
 class CallWindows:
     def __init__(self, settings: Settings) -> None:
         s = settings
@@ -118,10 +122,13 @@ class CallWindows:
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without the runs and polls too old to be compared with (never looked at again)."""
-        state = self.__dict__.copy()
+        state = attrs_of(self)
         state["_runs"] = {k: v for k, v in self._runs.items() if self.pushed - v[-1] <= self._recent}
         state["_polled"] = {k: v for k, v in self._polled.items() if self.pushed - v[-1] <= _POLL_HORIZON}
         return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        set_attrs(self, state)
 
     # ---- input -----------------------------------------------------------
 

@@ -10,11 +10,14 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
 
+from mypy_extensions import mypyc_attr
+
 from spiral import model
 from spiral.call_windows import CallWindows, Meaning, Run, is_request
 from spiral.model import Snapshot, ToolCall
 from spiral.observe import SHELL_LIKE, observe
 from spiral.paths import is_debris, scope_pattern
+from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
 from spiral.signals import debris, drift, mutation_stall, polling, repetition, reruns, same_error, sustained_bash
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
@@ -39,6 +42,7 @@ _MOVES_HEAD = re.compile(
 )
 
 
+@mypyc_attr(serializable=True)
 class Detector:
     def __init__(
         self,
@@ -96,10 +100,13 @@ class Detector:
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memos (what a path or a call means, the last window findings: recomputed),
         so the live watcher's per-tick state stays small however long the run."""
-        state = self.__dict__.copy()
+        state = attrs_of(self)
         state["_meaning"], state["_debris_memo"] = {}, {}
         state["_cache_at"], state["_cached"] = -1, ()  # the window findings: worked out again on the next look
         return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        set_attrs(self, state)
 
     # ---- input -----------------------------------------------------------
 

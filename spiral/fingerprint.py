@@ -13,7 +13,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 from spiral.model import ToolCall
+from spiral.pickling import set_attrs
 from spiral.regexfast import required, skipping
 
 _MEMO = 4096
@@ -38,6 +41,7 @@ def facts_of(call: ToolCall) -> Facts:
 _new_facts = tuple.__new__  # Facts(...) without the NamedTuple __new__ frame
 
 
+@mypyc_attr(serializable=True)
 class Fingerprinter:
     def __init__(
         self,
@@ -58,7 +62,7 @@ class Fingerprinter:
         return {"masks": self.masks, "error_line": self.error_line, "error_output": self.error_output}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
+        set_attrs(self, state)
         self._output_needs = required(self.error_output) if self.error_output is not None else None
         self._heads, self._tails = {}, {}
 

@@ -23,6 +23,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
+from spiral.pickling import attrs_of, set_attrs
+
 _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many|Unauthorized|Forbidden|Service)")
 _ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d{1,9})/(\d{1,9})\b")  # bounded: int() of 5000 digits raises
 _IDS = 1024  # tool_use ids remembered for de-duplication
@@ -44,6 +48,7 @@ _WORDS = {
 }
 
 
+@mypyc_attr(serializable=True)
 @dataclass
 class ProviderEpisode:
     """The agent waiting on its model API: since when, and the latest retry it reported."""
@@ -69,6 +74,7 @@ def _what(status: int | None, error: str | None) -> str:
     return word or (f"HTTP {status}" if status else "a model API error")
 
 
+@mypyc_attr(serializable=True)
 @dataclass
 class Outcome:
     """Facts from one run's log, fed one native payload at a time."""
@@ -90,14 +96,14 @@ class Outcome:
     _denied_ids: set[str] = field(default_factory=set, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
+        state = attrs_of(self)
         del state["_call_ids"]  # the same ids as _call_order: rebuilt from it
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "_call_order" not in state:  # pickled by an older version: a cache to rebuild
             raise TypeError("an Outcome pickled by another version")
-        self.__dict__.update(state)
+        set_attrs(self, state)
         self._call_ids = set(self._call_order)
 
     @property

@@ -12,11 +12,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 RULE_NAMES = ("outcomes", "same_error", "subagents", "drift", "poll_progress")
 # the rules that are signals of their own (they add weight; the others change what the five count)
 RULE_SIGNALS = ("same_error", "drift")
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Rules:
     masks: re.Pattern[str] | None  # the volatile parts of a tool's output, one alternation

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from spiral import rules as rules_mod
 from spiral.rules import RULE_SIGNALS, SEED_ONLY, Rules
 
@@ -30,6 +32,7 @@ class SettingsError(ValueError):
         return SettingsError, (self.path, self.message)  # raised in a worker process, re-raised in the parent
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Bucket:
     expected_min: float
@@ -37,6 +40,7 @@ class Bucket:
     stuck_min: float
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Settings:
     tick_s: float

@@ -12,6 +12,8 @@ import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mypy_extensions import mypyc_attr
+
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _INTERPRETERS = (
     frozenset(
@@ -69,6 +71,7 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _VALUE_FLAGS = frozenset({"-W", "-X", "-r", "--require", "-I", "--import", "--loader"})
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class ShellFacts:
     script: str | None  # the script or test file the command executes

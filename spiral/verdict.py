@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mypy_extensions import mypyc_attr
+
 HEALTHY, SOFT, STUCK = "healthy", "soft", "stuck"
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Finding:
     signal: str
@@ -15,6 +18,7 @@ class Finding:
     target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Verdict:
     elapsed_min: float

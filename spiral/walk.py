@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
 from spiral.verdict import Verdict
@@ -70,6 +72,7 @@ def resume(walk: TickWalk, views: Sequence[Mapping[str, float]]) -> list[Watch]:
     return out
 
 
+@mypyc_attr(serializable=True)
 class Watch:
     """What a walk's verdicts came to, up to the first that pages (then it stops looking).
 
@@ -124,6 +127,7 @@ def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
     return Verdict(v.elapsed_min, v.expected_min, v.region, findings, sum(f.weight for f in findings), v.threshold)
 
 
+@mypyc_attr(serializable=True)
 class TickWalk(Watch):
     """The replay clock: ticks from launch to the end of the recording.
 

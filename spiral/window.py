@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections import deque
 from operator import itemgetter
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(serializable=True)
 class SlidingCounter:
     def __init__(self, size: int) -> None:
         self.size = size

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from spiral import model
 from spiral.model import ToolCall
 from spiral.paths import relativize
@@ -78,6 +80,7 @@ def int_at(d: dict[str, Any], key: str) -> int | None:
     return v if type(v) is int else None
 
 
+@mypyc_attr(serializable=True)
 class IdMemory:
     """Ids seen (for de-duplication) and the calls a later line may still fill in (to join results).
 
@@ -151,6 +154,7 @@ class IdMemory:
         return None
 
 
+@mypyc_attr(serializable=True)
 class Adapter:
     """Turns native log payloads into ToolCalls, one payload at a time."""
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from spiral.adapters.base import TOOL_NAMES, Adapter, IdMemory, list_at, str_at
 from spiral.model import ToolCall, cut
 from spiral.paths import relativize
@@ -67,6 +69,7 @@ _SIBLING = "<tool_use_error>Sibling tool call errored"
 _EXIT = re.compile(r"Exit code (-?\d{1,9})$", re.M)  # bounded: int() of a 5000-digit "code" raises
 
 
+@mypyc_attr(serializable=True)
 class ClaudeAdapter(Adapter):
     format_name = "claude"
 

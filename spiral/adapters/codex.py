@@ -27,6 +27,7 @@ import shlex
 from typing import Any
 
 import orjson
+from mypy_extensions import mypyc_attr
 
 from spiral.adapters.base import Adapter, IdMemory, dict_at, int_at, list_at, str_at
 from spiral.model import ToolCall
@@ -46,6 +47,7 @@ _FAILED = ("error:", "tool call error:")
 _SCALARS = (str, int, float, bool)
 
 
+@mypyc_attr(serializable=True)
 class CodexAdapter(Adapter):
     format_name = "codex-json"
 

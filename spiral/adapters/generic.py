@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from spiral.adapters.base import Adapter, int_at, str_at
 from spiral.model import ToolCall
 
 
+@mypyc_attr(serializable=True)
 class GenericAdapter(Adapter):
     format_name = "generic"
     kind_key: str | None = None  # a line is a call when its `tool` is a string; `type` means nothing here
