@@ -91,7 +91,7 @@ def _new_outcome(call: ToolCall, before: ToolCall, fp: Fingerprinter, *, failure
     return not fp.same(call, before)
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class CallWindows:
     def __init__(self, settings: Settings) -> None:
         s = settings

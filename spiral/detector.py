@@ -42,7 +42,7 @@ _MOVES_HEAD = re.compile(
 )
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class Detector:
     def __init__(
         self,

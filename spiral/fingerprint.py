@@ -41,7 +41,7 @@ def facts_of(call: ToolCall) -> Facts:
 _new_facts = tuple.__new__  # Facts(...) without the NamedTuple __new__ frame
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class Fingerprinter:
     def __init__(
         self,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mypy_extensions import mypyc_attr
-
 # Canonical tool names. Adapters map every agent's own vocabulary onto these.
 BASH = "Bash"
 BASH_OUTPUT = "BashOutput"  # reading a background task's output
@@ -46,7 +44,6 @@ def excerpt(text: str) -> str:
     return out
 
 
-@mypyc_attr(serializable=True)
 @dataclass(slots=True)
 class ToolCall:
     """One tool call, as every log format is reduced to it.
@@ -87,7 +84,6 @@ class ToolCall:
         self.output_ends = None if text is None else cut(text)
 
 
-@mypyc_attr(serializable=True)
 @dataclass(slots=True)
 class Snapshot:
     """`git status --porcelain` of the clone at one moment, plus blob ids."""

@@ -23,8 +23,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
 from spiral.pickling import attrs_of, set_attrs
 
 _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many|Unauthorized|Forbidden|Service)")
@@ -48,7 +46,6 @@ _WORDS = {
 }
 
 
-@mypyc_attr(serializable=True)
 @dataclass
 class ProviderEpisode:
     """The agent waiting on its model API: since when, and the latest retry it reported."""
@@ -74,7 +71,6 @@ def _what(status: int | None, error: str | None) -> str:
     return word or (f"HTTP {status}" if status else "a model API error")
 
 
-@mypyc_attr(serializable=True)
 @dataclass
 class Outcome:
     """Facts from one run's log, fed one native payload at a time."""

@@ -7,6 +7,7 @@ Python they are in `__dict__`. Pickles made either way load either way.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 _UNSET = object()
@@ -30,3 +31,9 @@ def attrs_of(obj: object) -> dict[str, Any]:
 def set_attrs(obj: object, state: dict[str, Any]) -> None:
     for name, value in state.items():
         setattr(obj, name, value)
+
+
+def by_fields(obj: Any) -> tuple[Any, tuple[Any, ...]]:
+    """`__reduce__` for a frozen dataclass: made again by its constructor, from its fields in order
+    (compiled, a frozen dataclass cannot be filled in after it is made)."""
+    return type(obj), tuple(getattr(obj, f.name) for f in dataclasses.fields(obj))

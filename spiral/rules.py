@@ -12,14 +12,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mypy_extensions import mypyc_attr
+from spiral.pickling import by_fields
 
 RULE_NAMES = ("outcomes", "same_error", "subagents", "drift", "poll_progress")
 # the rules that are signals of their own (they add weight; the others change what the five count)
 RULE_SIGNALS = ("same_error", "drift")
 
 
-@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Rules:
     masks: re.Pattern[str] | None  # the volatile parts of a tool's output, one alternation
@@ -44,6 +43,9 @@ class Rules:
     def needs_results(self) -> bool:
         """Whether a call must wait for its result before the windows take it."""
         return self.outcomes or self.same_error or self.poll_progress
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
 
 SEED_ONLY = Rules(

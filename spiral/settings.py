@@ -12,9 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mypy_extensions import mypyc_attr
-
 from spiral import rules as rules_mod
+from spiral.pickling import by_fields
 from spiral.rules import RULE_SIGNALS, SEED_ONLY, Rules
 
 BUCKET_NAMES = ("small", "medium", "big")
@@ -32,15 +31,16 @@ class SettingsError(ValueError):
         return SettingsError, (self.path, self.message)  # raised in a worker process, re-raised in the parent
 
 
-@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Bucket:
     expected_min: float
     soft_start_min: float
     stuck_min: float
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
-@mypyc_attr(serializable=True)
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     tick_s: float
@@ -71,6 +71,9 @@ class Settings:
 
     def bucket(self, name: str) -> Bucket:
         return self.buckets[name]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
 
 def merge(base: Any, over: Any) -> Any:

@@ -11,8 +11,9 @@ import re
 import shlex
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from mypy_extensions import mypyc_attr
+from spiral.pickling import by_fields
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _INTERPRETERS = (
@@ -71,7 +72,6 @@ _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _VALUE_FLAGS = frozenset({"-W", "-X", "-r", "--require", "-I", "--import", "--loader"})
 
 
-@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class ShellFacts:
     script: str | None  # the script or test file the command executes
@@ -80,6 +80,9 @@ class ShellFacts:
     task_output: bool  # reads a background task's .output file
     until_wait: bool  # an `until ...grep / [ -s ...; do ... done` wait
     suite: str | None = None  # a test run that names no file: `npm test`, `go test`, `cargo test`, `pytest`
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
 
 def unwrap(command: str) -> str:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from mypy_extensions import mypyc_attr
+from spiral.pickling import by_fields
 
 HEALTHY, SOFT, STUCK = "healthy", "soft", "stuck"
 
 
-@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Finding:
     signal: str
@@ -17,8 +17,10 @@ class Finding:
     evidence: str
     target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
-@mypyc_attr(serializable=True)
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     elapsed_min: float
@@ -61,6 +63,9 @@ class Verdict:
             "evidence": list(self.evidence),
             "page": self.should_page,
         }
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
 
 def json_number(x: float) -> float | int:

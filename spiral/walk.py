@@ -72,7 +72,7 @@ def resume(walk: TickWalk, views: Sequence[Mapping[str, float]]) -> list[Watch]:
     return out
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class Watch:
     """What a walk's verdicts came to, up to the first that pages (then it stops looking).
 
@@ -127,7 +127,7 @@ def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
     return Verdict(v.elapsed_min, v.expected_min, v.region, findings, sum(f.weight for f in findings), v.threshold)
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class TickWalk(Watch):
     """The replay clock: ticks from launch to the end of the recording.
 

@@ -8,7 +8,7 @@ from operator import itemgetter
 from mypy_extensions import mypyc_attr
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class SlidingCounter:
     def __init__(self, size: int) -> None:
         self.size = size

@@ -80,7 +80,7 @@ def int_at(d: dict[str, Any], key: str) -> int | None:
     return v if type(v) is int else None
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class IdMemory:
     """Ids seen (for de-duplication) and the calls a later line may still fill in (to join results).
 
@@ -154,7 +154,7 @@ class IdMemory:
         return None
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class Adapter:
     """Turns native log payloads into ToolCalls, one payload at a time."""
 

@@ -69,7 +69,7 @@ _SIBLING = "<tool_use_error>Sibling tool call errored"
 _EXIT = re.compile(r"Exit code (-?\d{1,9})$", re.M)  # bounded: int() of a 5000-digit "code" raises
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class ClaudeAdapter(Adapter):
     format_name = "claude"
 

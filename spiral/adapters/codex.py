@@ -47,7 +47,7 @@ _FAILED = ("error:", "tool call error:")
 _SCALARS = (str, int, float, bool)
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class CodexAdapter(Adapter):
     format_name = "codex-json"
 

@@ -17,7 +17,7 @@ from spiral.adapters.base import Adapter, int_at, str_at
 from spiral.model import ToolCall
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class GenericAdapter(Adapter):
     format_name = "generic"
     kind_key: str | None = None  # a line is a call when its `tool` is a string; `type` means nothing here
