@@ -28,12 +28,11 @@ _MEANING_CACHE = 20_000
 # its few files among them), the latest of each: a revert to a content forgotten is not seen
 _BLOB_PATHS = 128
 _BLOBS_PER_PATH = 16
-# paths remembered as touched / written, the latest first touched kept: past the cap the earliest is
-# forgotten. A path dirty in the last snapshot is never new (so a clone with more dirty files than the cap,
-# an untracked venv say, does not look like growth every snapshot); one forgotten, gone from the status and
-# touched again counts as new. A spiral touches no new paths, so its stall is seen as before. The cap bounds
-# the watcher's per-tick state (a 1M-call run touching 38k files pickled 1.8 MB of paths); the evidence's
-# "N touched" stops at it.
+# paths remembered as touched / written, the latest first touched kept: past the cap the earliest is forgotten.
+# A path dirty in the last snapshot is never new (a clone with more dirty files than the cap, an untracked venv
+# say, does not look like growth every snapshot); one forgotten, gone from the status and touched again counts
+# as new. A spiral touches no new paths, so its stall is seen as before. The cap bounds the watcher's per-tick
+# state (a 1M-call run touching 38k files pickled 1.8 MB of paths); the evidence's "N touched" stops at it.
 _PATHS = 4096
 _OUTSIDE = 4096  # files of the current out-of-scope streak remembered (past it, one may count twice)
 _DEBRIS = 4096  # debris files written, remembered while no snapshot came (past it, the count stops: >= debris_min)
@@ -70,8 +69,7 @@ class Detector:
         self._hashes: dict[str, str] = {}
         self._blobs: dict[str, dict[str, None]] = {}  # path -> the contents (blob ids) it has had, in order
         self._head_moved = False  # a git command that moves HEAD or the index ran since the last snapshot
-        # the touched set comes from snapshots; writes seen in the log stand in
-        # for it only in a recording that has no snapshots at all
+        # the touched set comes from snapshots; writes in the log stand in for it only without any snapshot
         self.touched: dict[str, None] = {}  # an ordered set: the earliest first touched is forgotten first
         self.touched_grew_at = started_at
         self._written: dict[str, None] = {}
@@ -107,8 +105,6 @@ class Detector:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         set_attrs(self, state)
-
-    # ---- input -----------------------------------------------------------
 
     def add_calls(self, calls: Iterable[ToolCall]) -> None:
         for call in calls:
@@ -273,8 +269,6 @@ class Detector:
         if self.snapshots:
             return self._debris_in_clone
         return tuple(self._debris_written)
-
-    # ---- verdict -----------------------------------------------------------
 
     def evaluate(self, now: float) -> Verdict:
         s, b = self.settings, self.bucket
