@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+from spiral.pickling import by_fields
 
 # Canonical tool names. Adapters map every agent's own vocabulary onto these.
 BASH = "Bash"
@@ -83,6 +86,9 @@ class ToolCall:
     def output(self, text: str | None) -> None:
         self.output_ends = None if text is None else cut(text)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)  # the same pickle compiled or not (spiral/pickling.py)
+
 
 @dataclass(slots=True)
 class Snapshot:
@@ -91,3 +97,6 @@ class Snapshot:
     ts: float
     status: dict[str, str]  # path -> two-letter porcelain status
     hashes: dict[str, str] = field(default_factory=dict)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)

@@ -23,7 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from spiral.pickling import attrs_of, set_attrs
+from spiral.pickling import attrs_of, by_fields, set_attrs
 
 _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many|Unauthorized|Forbidden|Service)")
 _ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d{1,9})/(\d{1,9})\b")  # bounded: int() of 5000 digits raises
@@ -62,6 +62,9 @@ class ProviderEpisode:
         what = _what(self.status, self.error)
         tries = f" (attempt {self.attempt}/{self.max_retries})" if self.attempt and self.max_retries else ""
         return f"retrying {what}{tries}"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return by_fields(self)
 
 
 def _what(status: int | None, error: str | None) -> str:

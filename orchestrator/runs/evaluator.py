@@ -45,8 +45,9 @@ from spiral.outcome import Outcome, blocked_before
 # name their target, drift and revert state; 9: spend per message in bounded windows (ledger/message_tally.py),
 # the last calls kept raw; 10: spiral objects pickle compact and bounded (their __getstate__); 11: revert memory
 # of the latest changed files, touched paths capped; 12: Codex spend per response in bounded windows; 13: the
-# detector restarts its windows at guidance received, and the first calls after each are kept
-CACHE_VERSION = 13
+# detector restarts its windows at guidance received, and the first calls after each are kept; 14: spiral's
+# objects pickle the same compiled (setup.py: mypyc) or not (spiral/pickling.py), so either build reads the cache
+CACHE_VERSION = 14
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 FOLLOWERS = 3  # calls kept after a guidance receipt: what the agent did next
 HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
