@@ -60,7 +60,8 @@ else:
     for ts, data in events[half:]:
         det.add_calls(adapter.feed(ts, data))
     v = det.evaluate(case.ended_at)
-    print(spiral.MODE, det.calls, v.suspicion, v.region, sorted(v.signals))
+    print(spiral.MODE)
+    print(det.calls, v.suspicion, v.region, sorted(v.signals))
 """
 
 
@@ -100,8 +101,8 @@ def test_the_detection_benchmark_is_the_same_compiled_and_from_source() -> None:
 def test_a_cached_detector_pickled_one_way_loads_the_other(dump_pure: bool) -> None:
     """After an edit (or `./dev.sh build`) the watcher's cached detector.pickle is read by the other build."""
     blob = _python(PICKLE_ROUND, "dump", pure=dump_pure)
-    crossed = _python(PICKLE_ROUND, "load", pure=not dump_pure, stdin=blob).decode().split(" ", 1)
-    same = _python(PICKLE_ROUND, "load", pure=dump_pure, stdin=blob).decode().split(" ", 1)
+    crossed = _python(PICKLE_ROUND, "load", pure=not dump_pure, stdin=blob).decode().splitlines()
+    same = _python(PICKLE_ROUND, "load", pure=dump_pure, stdin=blob).decode().splitlines()
     assert crossed[0].startswith("pure" if not dump_pure else "compiled")
     assert crossed[1] == same[1]
 

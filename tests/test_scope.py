@@ -202,7 +202,7 @@ def test_replay_gives_the_detector_the_cases_scope(tmp_path: Path) -> None:
     result = replay_case(case, BucketsFile())
     assert result.case.scope == ("docs/*.md",)
     walk = walk_recording(BucketsFile().settings, bucket="small", start=0.0, end=60.0, timeline=[], scope=["src/**"])
-    assert "src/**" in repr(vars(walk.detector))
+    assert "src/**" in repr(walk.detector.scope)
 
 
 def test_import_writes_a_given_scope_and_refuses_a_bad_one(tmp_path: Path) -> None:
