@@ -2,6 +2,7 @@
 # Thin entry point: make sure the local virtualenv exists, then hand over.
 #   ./dev.sh test [pytest args]   the test suite
 #   ./dev.sh lint                 ruff (lint + format check) and mypy
+#   ./dev.sh build                compile spiral/ again (mypyc, setup.py) after editing it
 #   ./dev.sh <command> ...        the orchestrator CLI (./dev.sh --help)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -29,7 +30,15 @@ case "$cmd" in
     shift
     cd "$here"
     agents_ready
+    mode="$("$venv/bin/python" -c "import spiral; print(spiral.MODE)")"
+    [ "$mode" = compiled ] || echo "dev.sh: spiral is running as $mode" >&2
     exec "$venv/bin/python" -m pytest "$@"
+    ;;
+  build)
+    # the compiled modules run only while they match spiral/'s sources (spiral_compiled.py)
+    cd "$here"
+    "$venv/bin/python" -m pip install --quiet --no-deps -e "$here" >&2
+    exec "$venv/bin/python" -c "import spiral; print('spiral:', spiral.MODE)"
     ;;
   lint)
     cd "$here"

@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 
 import gen  # noqa: E402  (speedbench/gen.py, next to this file)
 
+import spiral  # noqa: E402
 from orchestrator.buckets import BucketsFile  # noqa: E402
 from orchestrator.config import load as load_config  # noqa: E402
 from orchestrator.infra.proc import ProcRef  # noqa: E402
@@ -814,6 +815,7 @@ def header(plan: Plan, quick: bool) -> None:
     say(f"  machine: {cpu_model()}, {os.cpu_count()} cores ({usable} usable), load {os.getloadavg()[0]:.1f}")
     say(f"  python : {platform.python_implementation()} {platform.python_version()}, orjson {orjson.__version__}")
     say(f"  project: {git_state()}")
+    say(f"  spiral : {spiral.MODE}")  # the detector's build: compiled (setup.py: mypyc) or pure Python, and why
     say(f"  plan   : {plan}")
 
 
