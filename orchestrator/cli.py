@@ -18,6 +18,7 @@ from orchestrator.commands.nudge import nudge_command
 from orchestrator.commands.options import JsonOpt
 from orchestrator.commands.report import report_command
 from orchestrator.commands.serve import serve_command
+from orchestrator.infra import gc_policy
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
@@ -339,6 +340,7 @@ def calibrate(
 
 
 def main() -> None:
+    gc_policy.for_the_process()
     try:
         app()
     except UserError as exc:

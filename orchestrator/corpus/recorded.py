@@ -11,16 +11,11 @@ from typing import Any
 
 import orjson
 
+from spiral.envelope import LineCounter as LineCounter  # (re-exported: the readers here count with it)
+from spiral.envelope import envelopes
 from spiral.model import Snapshot
 from spiral.porcelain import parse_porcelain
 from spiral.timestamps import parse_ts
-
-
-class LineCounter:
-    """Counts lines that were skipped as unreadable."""
-
-    def __init__(self) -> None:
-        self.skipped = 0
 
 
 def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]:
@@ -28,26 +23,7 @@ def read_events(path: Path, counter: LineCounter) -> Iterator[tuple[float, Any]]
     if not path.exists():
         return
     with path.open("rb") as fh:
-        yield from event_lines(fh, counter)
-
-
-def event_lines(lines: Iterable[bytes], counter: LineCounter) -> Iterator[tuple[float, Any]]:
-    """`read_events` over lines already at hand (a file, or a rendered log in memory)."""
-    # the hottest loop of a replay: parse_envelope inlined, one orjson call a line
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for line in lines:
-        try:
-            obj = loads(line)
-        except decode_error:
-            if line.strip():
-                counter.skipped += 1
-            continue
-        if type(obj) is dict and "data" in obj:
-            ts = parse_ts(obj.get("ts"))
-            if ts is not None:
-                yield ts, obj["data"]
-                continue
-        counter.skipped += 1
+        yield from envelopes(fh, counter)
 
 
 def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:

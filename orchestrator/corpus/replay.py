@@ -13,6 +13,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import Case, load_case
 from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.gc_policy import fewer_collections
 from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
@@ -106,10 +107,11 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     case = load_case(folder)
     files = CaseFiles(folder)
     settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
-    result = _replay(case, files, settings, [])
-    if result.provider_retries:
-        # the agent waited on its model API: replay again on the agent's clock, as the live evaluator does
-        result = _replay(case, files, settings, provider_intervals(files.events))
+    with fewer_collections():
+        result = _replay(case, files, settings, [])
+        if result.provider_retries:
+            # the agent waited on its model API: replay again on the agent's clock, as the live evaluator does
+            result = _replay(case, files, settings, provider_intervals(files.events))
     result.failures = _judge(result)
     return result
 

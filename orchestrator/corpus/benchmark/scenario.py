@@ -13,7 +13,6 @@ from orchestrator.corpus.case import Case, load_case, scope_globs
 from orchestrator.corpus.recorded import (
     LineCounter,
     distinct_snapshots,
-    event_lines,
     read_events,
     read_snapshots,
     read_tracked,
@@ -21,6 +20,7 @@ from orchestrator.corpus.recorded import (
 from orchestrator.corpus.timeline import Rendered
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import make_adapter
+from spiral.envelope import envelopes
 from spiral.model import Snapshot, ToolCall
 from spiral.porcelain import parse_porcelain
 from spiral.settings import Settings
@@ -56,7 +56,7 @@ def make(fam: families.Family, i: int, seed: int, settings: Settings, keep: Path
         families.write_meta(folder, meta)
     adapter = make_adapter(tl.fmt, tl.workdir)
     counter = LineCounter()
-    timeline = [(ts, adapter.feed(ts, data)) for ts, data in event_lines(r.events, counter)]
+    timeline = [(ts, adapter.feed(ts, data)) for ts, data in envelopes(r.events, counter)]
     c = r.case
     started, ended = parse_ts(c["started_at"]), parse_ts(c["ended_at"])
     assert started is not None and ended is not None
