@@ -60,7 +60,7 @@ class RayCluster:
         self.worker = self.add_worker()
 
     def add_worker(self) -> Any:
-        node = self.cluster.add_node(num_cpus=1, resources={"agent_slot": 1}, node_ip_address="127.0.0.1")
+        node = self.cluster.add_node(num_cpus=1, resources={"agent_slot": 2}, node_ip_address="127.0.0.1")
         self.cluster.wait_for_nodes(timeout=60)
         return node
 
@@ -98,7 +98,8 @@ def on_ray(ray_cluster: RayCluster, receiver: Receiver) -> Iterator[Path]:
     finally:
         watcher.terminate()
         watcher.wait(timeout=30)
-        mine = str(home / "runs")  # only this test's runs: other processes on the machine are not ours
+        # only this test's runs and multiplexer (they name its home): other processes are not ours
+        mine = str(home) + os.sep
         for p in psutil.process_iter(["cmdline"]):  # a lost node's supervisor outlives it on one machine
             if any(mine in a for a in p.info["cmdline"] or []):
                 p.kill()
@@ -153,6 +154,32 @@ def test_kill_stops_a_remote_run(tmp_path: Path, repo: Path, on_ray: Path) -> No
     s = state(home, run_id)
     assert s["state"] == "killed", s
     assert not any(f"orchestrator-{run_id}-" in " ".join(q.info["cmdline"] or []) for q in _procs())
+
+
+def test_two_runs_share_one_multiplexer_and_kill_stops_only_the_one_killed(
+    tmp_path: Path, repo: Path, on_ray: Path
+) -> None:
+    home = on_ray
+    started = time.monotonic()
+    killed = _demo(tmp_path, repo, "healthy-001-steady-feature", "shared-killed", speed=2.0)
+    kept = _demo(tmp_path, repo, "healthy-001-steady-feature", "shared-kept", speed=60.0)
+    for run_id in (killed, kept):
+        wait(lambda r=run_id: state(home, r)["state"] == "running", timeout=120, what="the remote agent's start")
+    sup = state(home, killed)["supervisor"]
+    assert sup == state(home, kept)["supervisor"], "both runs are followed by one process"
+    muxes = [q for q in _procs() if "orchestrator.runs.executors.mux" in (q.info["cmdline"] or [])]
+    assert [q.pid for q in muxes if str(home) in " ".join(q.info["cmdline"])] == [sup["pid"]]
+    p = cli("kill", killed)
+    assert p.returncode == 0, p.stderr
+    assert state(home, killed)["state"] == "killed", state(home, killed)
+    remote = [" ".join(q.info["cmdline"] or []) for q in _procs()]
+    assert not any(f"orchestrator-{killed}-" in c for c in remote), "the killed run's remote supervisor is gone"
+    assert any(f"orchestrator-{kept}-" in c for c in remote), "the other run's remote supervisor still runs"
+    assert state(home, kept)["state"] == "running" and psutil.pid_exists(sup["pid"])
+    wait(lambda: _ended(home, kept), timeout=180, what="the kept run's end")
+    assert state(home, kept)["state"] == "succeeded", state(home, kept)["reason"]
+    assert (home / "runs" / kept / "events.jsonl").read_text().count("\n") >= 89  # every envelope of the case
+    print(f"two runs on one multiplexer, one killed: {time.monotonic() - started:.1f} s")
 
 
 def test_a_worker_node_that_disappears_ends_its_run_lost(
