@@ -98,11 +98,16 @@ def on_ray(ray_cluster: RayCluster, receiver: Receiver) -> Iterator[Path]:
     finally:
         watcher.terminate()
         watcher.wait(timeout=30)
-        # only this test's runs and multiplexer (they name its home): other processes are not ours
-        mine = str(home) + os.sep
+        # only this test's multiplexer and runs (they name its home; their node folders, its run ids) and
+        # their children: other processes on the machine are not ours
+        mine = [str(home) + os.sep, *(f"orchestrator-{d.name}-" for d in (home / "runs").glob("*"))]
         for p in psutil.process_iter(["cmdline"]):  # a lost node's supervisor outlives it on one machine
-            if any(mine in a for a in p.info["cmdline"] or []):
-                p.kill()
+            if any(m in a for a in p.info["cmdline"] or [] for m in mine):
+                try:
+                    for q in [*p.children(recursive=True), p]:
+                        q.kill()
+                except psutil.Error:
+                    pass
 
 
 def _demo(tmp_path: Path, repo: Path, case: str, name: str, speed: float = 200.0) -> str:
@@ -180,6 +185,27 @@ def test_two_runs_share_one_multiplexer_and_kill_stops_only_the_one_killed(
     assert state(home, kept)["state"] == "succeeded", state(home, kept)["reason"]
     assert (home / "runs" / kept / "events.jsonl").read_text().count("\n") >= 89  # every envelope of the case
     print(f"two runs on one multiplexer, one killed: {time.monotonic() - started:.1f} s")
+
+
+def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_another(
+    tmp_path: Path, repo: Path, on_ray: Path
+) -> None:
+    home = on_ray
+    first = _demo(tmp_path, repo, "healthy-001-steady-feature", "muxdies", speed=2.0)
+    wait(lambda: state(home, first)["state"] == "running", timeout=120, what="the remote agent's start")
+    sup = state(home, first)["supervisor"]
+    mux = psutil.Process(sup["pid"])
+    assert str(home) in " ".join(mux.cmdline())  # this test's own multiplexer, nobody else's
+    mux.kill()
+    wait(lambda: _ended(home, first), timeout=60, what="the orphaned run's end")
+    s = state(home, first)
+    assert s["state"] == "lost" and "vanished" in s["reason"], s
+    second = _demo(tmp_path, repo, "healthy-001-steady-feature", "after", speed=200.0)
+    wait(lambda: _ended(home, second), timeout=120, what="the next run's end")
+    assert state(home, second)["state"] == "succeeded", state(home, second)["reason"]
+    assert state(home, second)["supervisor"]["pid"] != sup["pid"]
+    for left in Path(tempfile.gettempdir()).glob(f"orchestrator-{first}-*"):  # its node folder, never cleaned
+        shutil.rmtree(left, ignore_errors=True)
 
 
 def test_a_worker_node_that_disappears_ends_its_run_lost(
