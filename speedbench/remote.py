@@ -1,16 +1,16 @@
 """Watcher cost per tick with N remote runs streaming (the `ray` executor) against N local ones.
 
-Run:  .venv/bin/python speedbench/remote.py [--runs 50] [--speed 4] [--ticks 15]
+Run:  .venv/bin/python speedbench/remote.py [--runs 50] [--speed 4] [--ticks 30]
 
 Starts a local Ray cluster (a head without the run resource, one worker node with `agent_slot: N`,
 all on 127.0.0.1), makes two orchestrator homes with the same N demo tickets (the healthy case at
-`--speed`: at 4 a run lasts 14 min, longer than both ramp-ups and the window), launches the Ray side
-first and waits until all N stream (the ramp-up: one multiplexing follower places N actors), then the
-local side (N local supervisors) until all N run, then times `watch.one_pass` on each home alternately,
-tick by tick, while every run of both sides streams (the window closes early if one ends). Prints the
-ramp-ups, the medians and their ratio (remote / local), and the CPU and memory of the local side's
-supervisors and of the remote side's follower process in the window. Needs the `ray` extra. Reports
-only: exits 0 whatever the ratio.
+`--speed`: at 4 a run lasts 14 min, longer than both ramp-ups and the window), launches both sides at
+once (so their runs are about as far along in the window) and waits until all N of each stream (the
+ramp-ups: one multiplexing follower places N actors; N local supervisors start), then times
+`watch.one_pass` on each home alternately, tick by tick, while every run of both sides streams (the
+window closes early if one ends). Prints the ramp-ups, the medians and their ratio (remote / local),
+and the CPU and memory of the local side's supervisors and of the remote side's follower process in
+the window. Needs the `ray` extra. Reports only: exits 0 whatever the ratio.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psutil
@@ -87,6 +88,10 @@ def rss_mb(procs: list[psutil.Process]) -> float:
     return total / 2**20
 
 
+def envelopes(home: Path) -> int:
+    return sum(d.read_bytes().count(b"\n") for d in (home / "runs").glob("*/events.jsonl"))
+
+
 def wait_running(home: Path, n: int, timeout: float) -> tuple[int, float]:
     """Until `n` runs of `home` are running (or the timeout): how many are, and after how long."""
     started = time.monotonic()
@@ -103,7 +108,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--speed", type=float, default=4.0)
-    ap.add_argument("--ticks", type=int, default=15)
+    ap.add_argument("--ticks", type=int, default=30)
     ap.add_argument("--start-timeout", type=float, default=900.0)
     a = ap.parse_args()
     from ray.cluster_utils import Cluster
@@ -156,15 +161,23 @@ def main() -> int:
                 }
                 t.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nbench\n")
                 tickets[kind].append(str(t))
-        running: dict[str, int] = {}
-        for kind in ("ray", "local"):  # the slow side first: every run of both sides streams in the window
+
+        def ramp_up(kind: str) -> tuple[int, float, int, float]:
             started = time.monotonic()
             p = cli(homes[kind], "launch", *tickets[kind])
             launched = time.monotonic() - started
-            running[kind], ramp = wait_running(homes[kind], a.runs, a.start_timeout)
+            count, more = wait_running(homes[kind], a.runs, a.start_timeout)
+            return p.returncode, launched, count, launched + more
+
+        # both sides launched at once, so their runs are about as old (as far along their case) in the window
+        with ThreadPoolExecutor(2) as pool:
+            ramps = dict(zip(homes, pool.map(ramp_up, homes), strict=True))
+        running = {k: r[2] for k, r in ramps.items()}
+        for kind, (rc, launched, count, ramp) in ramps.items():
             print(
-                f"{kind}: `launch` of {a.runs} returned in {launched:.1f} s (rc {p.returncode}); "
-                f"{running[kind]} of {a.runs} streaming {launched + ramp:.1f} s after the launch began",
+                f"{kind}: `launch` of {a.runs} returned in {launched:.1f} s (rc {rc}); "
+                f"{count} of {a.runs} streaming {ramp:.1f} s after the launch began; {envelopes(homes[kind])} "
+                "envelopes so far",
                 flush=True,
             )
         print(f"streaming: {running}; end states so far {dict(Counter(states(homes['ray']).values()))}", flush=True)
@@ -193,7 +206,7 @@ def main() -> int:
             return 0
         med = {k: statistics.median(v) for k, v in took.items()}
         for kind in homes:
-            lines = sum(1 for d in (homes[kind] / "runs").glob("*/events.jsonl") for _ in d.open("rb"))
+            lines = envelopes(homes[kind])
             print(
                 f"{kind}: tick median {med[kind] * 1000:.1f} ms (min {min(took[kind]) * 1000:.1f}, max "
                 f"{max(took[kind]) * 1000:.1f}); {lines} envelopes; {len(procs[kind])} supervisor/follower "
