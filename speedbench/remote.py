@@ -1,14 +1,14 @@
 """Watcher cost per tick with N remote runs streaming (the `ray` executor) against N local ones.
 
-Run:  .venv/bin/python speedbench/remote.py [--runs 50] [--speed 4] [--ticks 30]
+Run:  .venv/bin/python speedbench/remote.py [--runs 50] [--speed 4] [--ticks 30] [--first ray|local|both]
 
 Starts a local Ray cluster (a head without the run resource, one worker node with `agent_slot: N`,
 all on 127.0.0.1), makes two orchestrator homes with the same N demo tickets (the healthy case at
-`--speed`: at 4 a run lasts 14 min, longer than both ramp-ups and the window), launches both sides at
-once (so their runs are about as far along in the window) and waits until all N of each stream (the
-ramp-ups: one multiplexing follower places N actors; N local supervisors start), then times
-`watch.one_pass` on each home alternately, tick by tick, while every run of both sides streams (the
-window closes early if one ends). Prints the ramp-ups, the medians and their ratio (remote / local),
+`--speed`: at 4 a run lasts 14 min, longer than both ramp-ups and the window), launches one side and
+waits until all N of its runs stream, then the other (`--first ray|local`; `both` launches them at
+once, which on 2 cores slows both ramp-ups: one multiplexing follower places N actors, N local
+supervisors start), then times `watch.one_pass` on each home alternately, tick by tick, while every
+run of both sides streams (the window closes early if one ends). Prints the ramp-ups, the medians and their ratio (remote / local),
 and the CPU and memory of the local side's supervisors and of the remote side's follower process in
 the window. Needs the `ray` extra. Reports only: exits 0 whatever the ratio.
 """
@@ -97,8 +97,9 @@ def wait_running(home: Path, n: int, timeout: float) -> tuple[int, float]:
     started = time.monotonic()
     count = 0
     while time.monotonic() - started < timeout:
-        count = sum(s == "running" for s in states(home).values())
-        if count >= n:
+        now = list(states(home).values())
+        count = sum(s == "running" for s in now)
+        if count >= n or not any(s in ("queued", "launching") for s in now):  # all streaming, or some ended
             break
         time.sleep(0.5)
     return count, time.monotonic() - started
@@ -110,6 +111,7 @@ def main() -> int:
     ap.add_argument("--speed", type=float, default=4.0)
     ap.add_argument("--ticks", type=int, default=30)
     ap.add_argument("--start-timeout", type=float, default=900.0)
+    ap.add_argument("--first", choices=("ray", "local", "both"), default="ray", help="which side launches first")
     a = ap.parse_args()
     from ray.cluster_utils import Cluster
 
@@ -169,9 +171,12 @@ def main() -> int:
             count, more = wait_running(homes[kind], a.runs, a.start_timeout)
             return p.returncode, launched, count, launched + more
 
-        # both sides launched at once, so their runs are about as old (as far along their case) in the window
-        with ThreadPoolExecutor(2) as pool:
-            ramps = dict(zip(homes, pool.map(ramp_up, homes), strict=True))
+        if a.first == "both":  # their runs about as far along in the window; both ramp-ups slower
+            with ThreadPoolExecutor(2) as pool:
+                ramps = dict(zip(homes, pool.map(ramp_up, homes), strict=True))
+        else:  # one side after the other: the first side's runs are further along in the window
+            order = [a.first, *(k for k in homes if k != a.first)]
+            ramps = {k: ramp_up(k) for k in order}
         running = {k: r[2] for k, r in ramps.items()}
         for kind, (rc, launched, count, ramp) in ramps.items():
             print(

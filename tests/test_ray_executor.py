@@ -108,6 +108,9 @@ def on_ray(ray_cluster: RayCluster, receiver: Receiver) -> Iterator[Path]:
                         q.kill()
                 except psutil.Error:
                     pass
+        for d in (home / "runs").glob("*"):  # the node folders a lost node or a killed driver left
+            for left in Path(tempfile.gettempdir()).glob(f"orchestrator-{d.name}-*"):
+                shutil.rmtree(left, ignore_errors=True)
 
 
 def _demo(tmp_path: Path, repo: Path, case: str, name: str, speed: float = 200.0) -> str:
@@ -187,6 +190,21 @@ def test_two_runs_share_one_multiplexer_and_kill_stops_only_the_one_killed(
     print(f"two runs on one multiplexer, one killed: {time.monotonic() - started:.1f} s")
 
 
+def test_kill_of_a_run_still_waiting_for_a_node_ends_it_at_once(tmp_path: Path, repo: Path, on_ray: Path) -> None:
+    home = on_ray
+    cfg = json.loads((home / "config.yaml").read_text())
+    cfg["executor"]["resources"] = {"no_such_slot": 1}  # no node has it: the actor waits to be placed
+    (home / "config.yaml").write_text(json.dumps(cfg))
+    run_id = _demo(tmp_path, repo, "healthy-001-steady-feature", "unplaced", speed=2.0)
+    assert state(home, run_id)["state"] == "launching" and state(home, run_id)["supervisor"] is not None
+    started = time.monotonic()
+    p = cli("kill", run_id)
+    assert p.returncode == 0, p.stderr
+    s = state(home, run_id)
+    assert s["state"] == "killed" and "before it started on Ray" in s["reason"], s
+    assert time.monotonic() - started < 20
+
+
 def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_another(
     tmp_path: Path, repo: Path, on_ray: Path
 ) -> None:
@@ -204,8 +222,6 @@ def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_a
     wait(lambda: _ended(home, second), timeout=120, what="the next run's end")
     assert state(home, second)["state"] == "succeeded", state(home, second)["reason"]
     assert state(home, second)["supervisor"]["pid"] != sup["pid"]
-    for left in Path(tempfile.gettempdir()).glob(f"orchestrator-{first}-*"):  # its node folder, never cleaned
-        shutil.rmtree(left, ignore_errors=True)
 
 
 def test_a_worker_node_that_disappears_ends_its_run_lost(

@@ -215,6 +215,17 @@ def _next(f: Follow, now: float) -> None:
         _call(f, "pull", f.actor.pull.remote(f.events_at, f.workspace_at), now + fw.CALL_TIMEOUT_S)
 
 
+def _stop_while_starting(f: Follow) -> None:
+    """A stop asked for while the actor waits for a node (or clones): no agent runs yet, end it here."""
+    local = _local(f)
+    req = local.stop_requested
+    if req is None and local.active:
+        return
+    _kill(f)
+    how, why = (req.end_as, req.reason) if req is not None else ("killed", "stopped")
+    fw.end_here(f.rd, how if how in ENDED else "killed", f"{why}; stopped before it started on Ray")
+
+
 def _guarded(f: Follow, step: Any, *args: Any) -> None:
     """One run's step; an error in it (a full disk, a folder removed) ends that run, never the loop."""
     try:
@@ -289,9 +300,12 @@ def serve(d: Path, address: str) -> int:
         for f in runs.values():
             if f.fut is not None and now > f.deadline:
                 kind, f.fut = f.kind, None
-                _guarded(f, _answer, kind, None, TimeoutError(f"no answer to {kind} in time"), now)
+                limit = fw.START_TIMEOUT_S if kind == "start" else fw.CALL_TIMEOUT_S
+                _guarded(f, _answer, kind, None, TimeoutError(f"no answer to {kind} within {limit:g} s"), now)
             if f.phase == "streaming" and f.fut is None and now >= f.next_at:
                 _guarded(f, _next, now)
+            elif f.phase == "starting" and f.fut is not None:
+                _guarded(f, _stop_while_starting)
         for key in [k for k, f in runs.items() if f.phase == "done"]:
             del runs[key]
         if runs:
