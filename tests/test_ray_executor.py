@@ -60,7 +60,7 @@ class RayCluster:
         self.worker = self.add_worker()
 
     def add_worker(self) -> Any:
-        node = self.cluster.add_node(num_cpus=1, resources={"agent_slot": 1}, node_ip_address="127.0.0.1")
+        node = self.cluster.add_node(num_cpus=1, resources={"agent_slot": 2}, node_ip_address="127.0.0.1")
         self.cluster.wait_for_nodes(timeout=60)
         return node
 
@@ -98,10 +98,19 @@ def on_ray(ray_cluster: RayCluster, receiver: Receiver) -> Iterator[Path]:
     finally:
         watcher.terminate()
         watcher.wait(timeout=30)
-        mine = str(home / "runs")  # only this test's runs: other processes on the machine are not ours
+        # only this test's multiplexer and runs (they name its home; their node folders, its run ids) and
+        # their children: other processes on the machine are not ours
+        mine = [str(home) + os.sep, *(f"orchestrator-{d.name}-" for d in (home / "runs").glob("*"))]
         for p in psutil.process_iter(["cmdline"]):  # a lost node's supervisor outlives it on one machine
-            if any(mine in a for a in p.info["cmdline"] or []):
-                p.kill()
+            if any(m in a for a in p.info["cmdline"] or [] for m in mine):
+                try:
+                    for q in [*p.children(recursive=True), p]:
+                        q.kill()
+                except psutil.Error:
+                    pass
+        for d in (home / "runs").glob("*"):  # the node folders a lost node or a killed driver left
+            for left in Path(tempfile.gettempdir()).glob(f"orchestrator-{d.name}-*"):
+                shutil.rmtree(left, ignore_errors=True)
 
 
 def _demo(tmp_path: Path, repo: Path, case: str, name: str, speed: float = 200.0) -> str:
@@ -153,6 +162,66 @@ def test_kill_stops_a_remote_run(tmp_path: Path, repo: Path, on_ray: Path) -> No
     s = state(home, run_id)
     assert s["state"] == "killed", s
     assert not any(f"orchestrator-{run_id}-" in " ".join(q.info["cmdline"] or []) for q in _procs())
+
+
+def test_two_runs_share_one_multiplexer_and_kill_stops_only_the_one_killed(
+    tmp_path: Path, repo: Path, on_ray: Path
+) -> None:
+    home = on_ray
+    started = time.monotonic()
+    killed = _demo(tmp_path, repo, "healthy-001-steady-feature", "shared-killed", speed=2.0)
+    kept = _demo(tmp_path, repo, "healthy-001-steady-feature", "shared-kept", speed=60.0)
+    for run_id in (killed, kept):
+        wait(lambda r=run_id: state(home, r)["state"] == "running", timeout=120, what="the remote agent's start")
+    sup = state(home, killed)["supervisor"]
+    assert sup == state(home, kept)["supervisor"], "both runs are followed by one process"
+    muxes = [q for q in _procs() if "orchestrator.runs.executors.mux" in (q.info["cmdline"] or [])]
+    assert [q.pid for q in muxes if str(home) in " ".join(q.info["cmdline"])] == [sup["pid"]]
+    p = cli("kill", killed)
+    assert p.returncode == 0, p.stderr
+    assert state(home, killed)["state"] == "killed", state(home, killed)
+    remote = [" ".join(q.info["cmdline"] or []) for q in _procs()]
+    assert not any(f"orchestrator-{killed}-" in c for c in remote), "the killed run's remote supervisor is gone"
+    assert any(f"orchestrator-{kept}-" in c for c in remote), "the other run's remote supervisor still runs"
+    assert state(home, kept)["state"] == "running" and psutil.pid_exists(sup["pid"])
+    wait(lambda: _ended(home, kept), timeout=180, what="the kept run's end")
+    assert state(home, kept)["state"] == "succeeded", state(home, kept)["reason"]
+    assert (home / "runs" / kept / "events.jsonl").read_text().count("\n") >= 89  # every envelope of the case
+    print(f"two runs on one multiplexer, one killed: {time.monotonic() - started:.1f} s")
+
+
+def test_kill_of_a_run_still_waiting_for_a_node_ends_it_at_once(tmp_path: Path, repo: Path, on_ray: Path) -> None:
+    home = on_ray
+    cfg = json.loads((home / "config.yaml").read_text())
+    cfg["executor"]["resources"] = {"no_such_slot": 1}  # no node has it: the actor waits to be placed
+    (home / "config.yaml").write_text(json.dumps(cfg))
+    run_id = _demo(tmp_path, repo, "healthy-001-steady-feature", "unplaced", speed=2.0)
+    assert state(home, run_id)["state"] == "launching" and state(home, run_id)["supervisor"] is not None
+    started = time.monotonic()
+    p = cli("kill", run_id)
+    assert p.returncode == 0, p.stderr
+    s = state(home, run_id)
+    assert s["state"] == "killed" and "before it started on Ray" in s["reason"], s
+    assert time.monotonic() - started < 20
+
+
+def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_another(
+    tmp_path: Path, repo: Path, on_ray: Path
+) -> None:
+    home = on_ray
+    first = _demo(tmp_path, repo, "healthy-001-steady-feature", "muxdies", speed=2.0)
+    wait(lambda: state(home, first)["state"] == "running", timeout=120, what="the remote agent's start")
+    sup = state(home, first)["supervisor"]
+    mux = psutil.Process(sup["pid"])
+    assert str(home) in " ".join(mux.cmdline())  # this test's own multiplexer, nobody else's
+    mux.kill()
+    wait(lambda: _ended(home, first), timeout=60, what="the orphaned run's end")
+    s = state(home, first)
+    assert s["state"] == "lost" and "vanished" in s["reason"], s
+    second = _demo(tmp_path, repo, "healthy-001-steady-feature", "after", speed=200.0)
+    wait(lambda: _ended(home, second), timeout=120, what="the next run's end")
+    assert state(home, second)["state"] == "succeeded", state(home, second)["reason"]
+    assert state(home, second)["supervisor"]["pid"] != sup["pid"]
 
 
 def test_a_worker_node_that_disappears_ends_its_run_lost(

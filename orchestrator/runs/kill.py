@@ -56,6 +56,8 @@ def _kill_on_a_full_disk(rd: RunDir, reason: str) -> RunRecord:
     record = state_file.read(rd)
     if not record.active:
         raise UserError(f"run {rd.run_id} already ended: {record.state} ({record.reason})")
+    if not executors.for_record(record).clones_here:  # its supervisor is shared (the Ray multiplexer)
+        raise UserError(f"run {rd.run_id}: no stop request can be written (the disk is full) to stop it remotely")
     for ref in (record.supervisor, record.agent_pid):
         if ref is not None and not proc.kill_tree(ref):
             raise UserError(f"run {rd.run_id}: some of its processes survived SIGKILL (pid {ref.pid})")

@@ -287,7 +287,7 @@ def start_run(path: Path) -> None:
         return
     token = record.admission
     executor = executors.for_record(record)
-    if not executor.clones_here:  # the engine clones on the node that runs it (executors/follow.py)
+    if not executor.clones_here:  # the engine clones on the node that runs it (executors/remote.py)
         executor.start(rd, token)
         return
     try:

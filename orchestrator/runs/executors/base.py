@@ -4,7 +4,8 @@ A run is a folder of append-only files (events.jsonl, workspace.jsonl) and a sta
 executes it only has to keep that folder filled. An executor starts the supervised run from its folder
 and record, says whether it is alive, stops it (gently, then hard) and says where it runs. `local`
 (executors/local.py) is the detached supervisor on this machine; `ray` (executors/ray_exec.py) runs the
-same supervisor on a Ray node and follows its output back into the local folder (executors/follow.py).
+same supervisor on a Ray node and follows its output back into the local folder (executors/mux.py: one
+process follows all of a home's Ray runs).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 It makes a run folder of its own on the node (a temp folder), clones the ticket's repo there and starts
 the very supervisor a local run has (orchestrator/runs/supervisor.py), so the envelopes and snapshots
-are written by the same capture code. The follower on the orchestrator's machine (executors/follow.py)
-pulls the new complete lines of events.jsonl and workspace.jsonl and the remote state, and asks for
-the stop. Imported only where ray is installed (the `ray` extra).
+are written by the same capture code. The multiplexing follower on the orchestrator's machine
+(executors/mux.py) pulls the new complete lines of events.jsonl and workspace.jsonl and the remote
+state, and asks for the stop. Imported only where ray is installed (the `ray` extra).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _complete(path: Path, offset: int) -> bytes:
 
 
 class RunActor:
-    """One run on one node; its methods are called by the run's follower only."""
+    """One run on one node; its methods are called by the multiplexer that placed it only."""
 
     def __init__(self) -> None:
         self.rd: RunDir | None = None
