@@ -2,7 +2,7 @@
 
 The detector package `spiral/` is compiled with mypyc (part of mypy, pinned in pyproject's
 build requirements) into C extension modules beside its sources: the same code, typed as
-`./dev.sh lint` checks it, run 1.5-2x faster (docs/speed.md). The extensions are optional: without
+`./dev.sh lint` checks it, run 1.5-2.2x as fast (docs/speed.md). The extensions are optional: without
 a C compiler and Python's headers, or with SPIRAL_PURE_BUILD=1, the package installs as pure
 Python and behaves the same. `spiral/__init__.py` falls back to the sources at import time when a
 compiled module is older than its source (an edit since the last build) or SPIRAL_PURE=1 is set.
