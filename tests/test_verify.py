@@ -208,3 +208,20 @@ def test_status_says_unverified_for_a_run_without_a_check(tmp_path: Path, repo: 
     table = cli("status", env={"COLUMNS": "250"}).stdout
     assert [line for line in table.splitlines() if plain in line and "unverified" in line]
     assert not [line for line in table.splitlines() if checked in line and "unverified" in line]
+
+
+def test_a_check_that_exits_at_once_is_still_waited_for(tmp_path: Path) -> None:
+    """A check quicker than its own spawn (`true`) was reaped by the dropped Popen before the supervisor
+    looked at it, and the run failed "verify could not start: process PID not found" (seen in CI)."""
+    from orchestrator.infra import proc
+    from orchestrator.record.layout import RunDir
+    from orchestrator.runs.supervisor import verify
+
+    started = proc.start_detached(["true"], cwd=tmp_path, log=tmp_path / "quick.log")
+    wait(lambda: psutil.Process(started.pid).status() == psutil.STATUS_ZOMBIE, timeout=10, what="true to exit")
+    assert psutil.Process(started.pid).wait(timeout=5) == 0  # still there to be waited for, exit code and all
+
+    rd = RunDir(tmp_path / "runs" / "r1")
+    (rd.path / "clone").mkdir(parents=True)
+    results = [verify(rd, ["true"], 10.0) for _ in range(20)]
+    assert all(r is not None and r.passed and r.exit_code == 0 and r.error is None for r in results), results

@@ -62,8 +62,15 @@ def run(
 
 def spawn_detached(argv: Sequence[str], *, cwd: Path, log: Path) -> int:
     """Start a process in its own session that outlives us; stdout and stderr appended to `log`. Its pid."""
+    return start_detached(argv, cwd=cwd, log=log).pid
+
+
+def start_detached(argv: Sequence[str], *, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    """`spawn_detached`, keeping the Popen: while it is held the child is never reaped behind our back, so
+    even one that already exited is still there (a zombie) to be looked at and waited for. A dropped Popen
+    reaps an exited child at once (its __del__ polls it), which loses the exit code of a quick one."""
     with log.open("ab") as out:
-        p = subprocess.Popen(
+        return subprocess.Popen(
             list(argv),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
@@ -73,7 +80,6 @@ def spawn_detached(argv: Sequence[str], *, cwd: Path, log: Path) -> int:
             close_fds=True,
             env=clean_env(),
         )
-    return p.pid
 
 
 def start_piped(

@@ -260,7 +260,8 @@ def verify(rd: RunDir, argv: list[str], timeout_s: float) -> VerifyResult | None
     log = rd.path / VERIFY_LOG
     started = time.monotonic()
     try:
-        pid = proc.spawn_detached(argv, cwd=rd.clone, log=log)
+        started_check = proc.start_detached(argv, cwd=rd.clone, log=log)  # held: a quick check stays to be waited
+        pid = started_check.pid
         child = psutil.Process(pid)
         ref = proc.ProcRef(pid, child.create_time())
         _note_check(rd, ref)  # a stop (kill, liveness, a lost supervisor) stops the check with the run
