@@ -20,6 +20,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 STAMP = "_compiled_from.txt"
+NOT_COMPILED = "pure Python (not compiled)"
 _SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 
 
@@ -52,7 +53,7 @@ def _has_compiled(package_dir: str) -> bool:
 def mode(package_dir: str) -> str:
     """'compiled', or 'pure Python' and why."""
     if not _has_compiled(package_dir):
-        return "pure Python (not compiled)"
+        return NOT_COMPILED
     if os.environ.get("SPIRAL_PURE"):
         return "pure Python (SPIRAL_PURE is set)"
     try:
@@ -87,7 +88,7 @@ class SourcesOnly:
 def choose(package: str, package_dir: str) -> str:
     """Decide for `package` (before its submodules are imported); returns the mode."""
     chosen = mode(package_dir)
-    if chosen != "compiled" and _has_compiled(package_dir):
+    if chosen not in ("compiled", NOT_COMPILED):  # compiled modules are there, but not to be used
         if not any(isinstance(f, SourcesOnly) and f.prefix == package + "." for f in sys.meta_path):
             sys.meta_path.insert(0, SourcesOnly(package))
     return chosen
