@@ -14,6 +14,8 @@ from orchestrator.record.model import RunRecord, SpendTotals
 from orchestrator.runs.liveness import Decision
 
 WARN_AT = 0.7
+LIVE_SHARE = 0.02  # spend_live is written again once the spend grew this share (live_changed)
+LIVE_REFRESH_S = 300.0  # ...or this long after the record was last written
 OVER = "over_budget"
 
 
@@ -48,11 +50,23 @@ def check(record: RunRecord, spend: SpendTotals | None) -> tuple[list[str], Deci
     return events, None
 
 
-def live_changed(old: SpendTotals | None, new: SpendTotals | None) -> bool:
-    """Whether the spend moved enough to be written into the record (a cent, or a thousand tokens)."""
+def live_changed(old: SpendTotals | None, new: SpendTotals | None, written_s_ago: float = float("inf")) -> bool:
+    """Whether the spend moved enough to be written into the record.
+
+    A move is a cent or a thousand tokens; it is written when it is LIVE_SHARE of the figure last
+    written, when a price became known or unknown, or once LIVE_REFRESH_S passed since the record
+    was written. A long run's spend grows by a sliver a tick, and each write is two fsyncs: written
+    on every move, it cost more than the rest of a `status` pass over a fleet of long runs.
+    The figure read meanwhile (the daily ceiling, a page) is at most that share or that age behind.
+    """
     if new is None:
         return False
     if old is None:
         return new.tokens > 0
     cents = (round((old.cost_usd or 0) * 100), round((new.cost_usd or 0) * 100))
-    return old.tokens // 1000 != new.tokens // 1000 or cents[0] != cents[1]
+    if old.tokens // 1000 == new.tokens // 1000 and cents[0] == cents[1]:
+        return False
+    if written_s_ago >= LIVE_REFRESH_S or (old.cost_usd is None) != (new.cost_usd is None):
+        return True
+    grown = new.tokens >= old.tokens * (1 + LIVE_SHARE)
+    return grown or (new.cost_usd or 0) >= (old.cost_usd or 0) * (1 + LIVE_SHARE)

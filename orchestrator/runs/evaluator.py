@@ -141,15 +141,16 @@ class Kept:
         self._runs[path] = _Entry(cached, stamp, self.clock())
         return cached
 
-    def put(self, path: Path, cached: Cached, *, read: int = 0, changed: bool = False) -> None:
-        """Note the state after a pass that read `read` bytes of log; write it when it is due."""
+    def put(self, path: Path, cached: Cached, *, read: int = 0, changed: bool = False, dear: bool = False) -> None:
+        """Note the state after a pass that read `read` bytes of log; write it when it is due. `dear`: the
+        change cost more to make than a write (a price looked up: importing genai-prices takes ~0.3 s)."""
         now = self.clock()
         entry = self._runs.get(path)
         if entry is None or entry.cached is not cached:
             entry = self._runs[path] = _Entry(cached, _stamp(path), -float("inf"), dirty=True)
         entry.unwritten += read
         entry.dirty = entry.dirty or changed or read > 0 or entry.stamp is None
-        if entry.dirty and (now - entry.saved_at >= PERSIST_S or entry.unwritten >= PERSIST_BYTES):
+        if entry.dirty and (dear or now - entry.saved_at >= PERSIST_S or entry.unwritten >= PERSIST_BYTES):
             self._write(path, entry, now)
 
     def drop(self, path: Path, *, write: bool = True) -> None:

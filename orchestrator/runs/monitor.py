@@ -61,8 +61,11 @@ def refresh(
     cfg: UserConfig,
     real_now: float | None = None,
     notifier: Notifier | None = None,
+    *,
+    send: bool = True,
 ) -> RunView:
-    """Evaluate one run, enforce liveness, and send what is due (when given a notifier)."""
+    """Evaluate one run, enforce liveness, and send what is due (when given a notifier). `send=False`
+    leaves the sending to the caller (`deliver`: a forked worker's views are sent by its parent)."""
     real_now = time.time() if real_now is None else real_now
     rd = RunDir.of(run_dir)
     with state_file.locked(rd):
@@ -80,7 +83,8 @@ def refresh(
             view.spend = _spend(rd, record, cached, cfg)
             spent, over = budget.check(record, view.spend)
             view.events += spent
-            if budget.live_changed(record.spend_live, view.spend):
+            written_ago = real_now - (parse_ts(record.updated_at) or 0.0)
+            if budget.live_changed(record.spend_live, view.spend, written_ago):
                 record.spend_live = view.spend  # the daily ceiling and the notices read it
                 view.events.append("spend")
             decision = decision or over or view.ladder_stop
@@ -108,6 +112,12 @@ def refresh(
         view.events.append("queued again")
     elif decision is not None:
         view.record = _stop(rd, decision, view)
+    return deliver(view, cfg, notifier) if send else view
+
+
+def deliver(view: RunView, cfg: UserConfig, notifier: Notifier | None = None) -> RunView:
+    """What a refresh sends once the run is evaluated: its due notices, an ended run's trace."""
+    rd = RunDir.of(view.run_dir)
     due = delivery.due(view.record, notifier) if notifier is not None else []
     if notifier is not None and due:
         # each attempt runs in its own thread with its own deadline: a slow endpoint holds up neither
@@ -216,7 +226,8 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
     cost, unpriced = prices.cost(sp, cfg.prices, run.memo)
     if record.active and (read or len(run.memo) != looked_up):
         # the next look starts where this one ended (a transcript read from its start is worth a write)
-        KEPT.put(rd.detector_cache, cached, read=max(0, sum(run.offsets.values()) - offsets), changed=True)
+        read_bytes = max(0, sum(run.offsets.values()) - offsets)
+        KEPT.put(rd.detector_cache, cached, read=read_bytes, changed=True, dear=len(run.memo) != looked_up)
     return SpendTotals(
         tokens=sp.tokens,
         input_tokens=sp.input_tokens,

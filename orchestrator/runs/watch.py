@@ -17,7 +17,7 @@ from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
-from orchestrator.runs import fleet, monitor, warmup
+from orchestrator.runs import fanout, fleet, monitor, warmup
 from orchestrator.runs.view import RunView
 
 
@@ -46,15 +46,9 @@ def single_watcher() -> Iterator[None]:
 
 
 def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
-    views = []
     run_dirs = monitor.list_run_dirs()
     warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
-    for run_dir in run_dirs:
-        try:
-            views.append(monitor.refresh(run_dir, buckets, cfg, notifier=notifier))
-        except Exception as exc:
-            detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
-            views.append(monitor.broken(run_dir, detail))
+    views = fanout.refresh_each(run_dirs, buckets, cfg, notifier)  # a one-pass process: split across the CPUs
     if any(v.record.queued for v in views):
         from orchestrator.runs.launch import start_run  # launch.py starts a watcher: imported here, not at the top
 
