@@ -11,9 +11,10 @@ For each model a run used, the first of these that knows it sets its price:
    of the Spend is priced at the rates for its prompt size.
 
 A model none of them knows makes the run's cost unknown (None, "unpriced"),
-never $0. genai-prices costs ~100 ms to import (pydantic and httpx2 come with it), so
+never $0. genai-prices costs ~0.3 s to import (pydantic and httpx2 come with it), so
 it is imported here, and only when a model is not priced otherwise; a `memo`
-(kept with a run's cached state) spares a later `status` the import.
+(kept with a run's cached state) and the state folder's price cache (rates_cache.py,
+one file for every run, for the day) spare a later process the import.
 """
 
 from __future__ import annotations
@@ -77,7 +78,38 @@ def override_for(model: str, overrides: Overrides) -> Rates | None:
 
 
 def database_rates(model: str, provider: str | None = None) -> Rates | None:
-    """genai-prices' rates for a model (None: it does not know the model, or is not installed)."""
+    """genai-prices' rates for a model (None: it does not know the model, or is not installed); its
+    answers are kept in the state folder for the day (ledger/rates_cache.py), sparing the import."""
+    from orchestrator.ledger.rates_cache import looked_up
+
+    key = f"{provider or ''}:{bare_name(model)}"
+    return looked_up(key, lambda: _database_rates(model, provider), _encode, _decode)  # type: ignore[no-any-return]
+
+
+def _encode(rates: Rates | None) -> list[Any] | None:
+    if rates is None:
+        return None
+    return [rates.input, rates.output, rates.cache_read, rates.cache_write, rates.cache_write_1h] + [
+        [start, _encode(r)] for start, r in rates.tiers
+    ]
+
+
+def _decode(raw: Any) -> Rates | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or len(raw) < 5:
+        raise ValueError("not rates")
+    (*five,) = (float(x) for x in raw[:5])
+    tiers = []
+    for start, r in raw[5:]:
+        rates = _decode(r)
+        if rates is None:
+            raise ValueError("a tier without rates")
+        tiers.append((int(start), rates))
+    return Rates(five[0], five[1], five[2], five[3], five[4], tuple(tiers))
+
+
+def _database_rates(model: str, provider: str | None) -> Rates | None:
     try:
         from genai_prices.data_snapshot import get_snapshot
     except ImportError:
