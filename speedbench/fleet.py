@@ -42,7 +42,7 @@ ACTIVE = ("queued", "launching", "running")
 PY = sys.executable
 
 sys.path.insert(0, str(ROOT))
-from spiral.timestamps import parse_ts  # noqa: E402
+from orchestrator.runs.fleet import most_at_once  # noqa: E402
 
 
 def say(text: str = "") -> None:
@@ -82,20 +82,6 @@ def write_tickets(folder: Path, repo: Path, n: int, speed: float) -> list[Path]:
         path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nre-enact\n")
         paths.append(path)
     return paths
-
-
-def max_overlap(records: list[dict[str, Any]]) -> int:
-    """The most runs between spawned_at and ended_at at one instant (an end sorts before a start)."""
-    edges = []
-    for r in records:
-        start, end = parse_ts(r.get("spawned_at")), parse_ts(r.get("ended_at"))
-        if start is not None and end is not None:
-            edges += [(start, 1), (end, -1)]
-    now = peak = 0
-    for _, step in sorted(edges):
-        now += step
-        peak = max(peak, now)
-    return peak
 
 
 class Fleet:
@@ -226,7 +212,7 @@ def main() -> int:
 
     records = [fleet.record(i) for i in ids]
     endings = Counter(r["state"] for r in records)
-    peak = max_overlap(records)
+    peak = most_at_once(records)
     requeues = sum(int(r.get("requeued") or 0) for r in records)
     requeued_runs = sum(1 for r in records if r.get("requeued"))
     by_queue = sum(1 for r in records if r.get("admitted_by") == "queue")

@@ -19,7 +19,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -384,6 +385,19 @@ def make_sandbox(tmp_path: Path, steps: list[Step] | None = None) -> Sandbox:
     receiver = Receiver().start()
     box = Sandbox(tmp_path / "agents", orch_home, model, receiver)
     return box
+
+
+@contextmanager
+def sandbox(tmp_path: Path, **config: Any) -> Iterator[Sandbox]:
+    """A sandbox with its config.yaml written (`config`: extra keys), everything it started stopped after."""
+    b = make_sandbox(tmp_path)
+    b.write_config(**config)
+    try:
+        yield b
+    finally:
+        stop_leftovers(b)
+        b.model.stop()
+        b.receiver.stop()
 
 
 # ---- recording a run as a corpus case ---------------------------------------------------------------

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config import UserConfig
-from orchestrator.runs.fleet import Seat, choose, positions
-from spiral.timestamps import parse_ts
+from orchestrator.runs.fleet import Seat, choose, most_at_once, positions
 from tests.helpers import CORPUS, cli, start_watcher, state, ticket, wait
 
 HEALTHY_DEMO = CORPUS / "healthy-001-steady-feature"
@@ -58,19 +57,6 @@ def _config(home: Path, **keys: Any) -> None:
     (home / "config.yaml").write_text(json.dumps(cfg))
 
 
-def _max_overlap(records: list[dict[str, Any]]) -> int:
-    edges = []
-    for r in records:
-        start, end = parse_ts(r.get("spawned_at")), parse_ts(r.get("ended_at"))
-        if start is not None and end is not None:
-            edges += [(start, 1), (end, -1)]
-    now = peak = 0
-    for _, step in sorted(edges, key=lambda e: (e[0], e[1])):  # an end before a start at the same instant
-        now += step
-        peak = max(peak, now)
-    return peak
-
-
 def test_tickets_past_the_cap_wait_in_the_queue_and_start_as_slots_free(tmp_path: Path, repo: Path, home: Path) -> None:
     _config(home, max_parallel=2)
     paths = [str(ticket(tmp_path, repo, "sleep 1.2", name=f"q{i}")) for i in range(5)]
@@ -90,7 +76,7 @@ def test_tickets_past_the_cap_wait_in_the_queue_and_start_as_slots_free(tmp_path
         watcher.terminate()
         watcher.wait(timeout=20)
     records = [state(home, i) for i in ids]
-    assert _max_overlap(records) <= 2
+    assert most_at_once(records) <= 2
     assert sum(r["admitted_by"] == "queue" for r in records) == 3
 
 
@@ -211,7 +197,7 @@ def test_stress_every_ticket_runs_once_under_the_cap_while_the_watcher_is_killed
     assert [r["state"] for r in records] == ["succeeded"] * 16, [
         (r["run_id"], r["state"], r["reason"]) for r in records
     ]
-    assert _max_overlap(records) <= 4
+    assert most_at_once(records) <= 4
     for r in records:  # exactly once: one supervisor, one whole re-enactment in its log
         events = (Path(os.environ["ORCHESTRATOR_HOME"]) / "runs" / r["run_id"] / "events.jsonl").read_text()
         assert len(events.splitlines()) == out["lines"], r["run_id"]

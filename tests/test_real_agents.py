@@ -29,11 +29,10 @@ from tests.real_agents import (
     codex_turn_tokens,
     gone,
     healthy_script,
-    make_sandbox,
     process_tree,
     require_cli,
+    sandbox,
     served_tokens,
-    stop_leftovers,
     user_texts,
     wait_for,
 )
@@ -49,14 +48,8 @@ SETTLE_S = 3 * WATCHER_TICK_S  # a few watcher ticks after an ending, before ass
 
 @pytest.fixture
 def box(tmp_path: Path) -> Iterator[Sandbox]:
-    b = make_sandbox(tmp_path)
-    b.write_config()
-    try:
+    with sandbox(tmp_path) as b:
         yield b
-    finally:
-        stop_leftovers(b)
-        b.model.stop()
-        b.receiver.stop()
 
 
 def loop_outputs(box: Sandbox) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.real_agents import WATCHER_TICK_S, Sandbox, make_sandbox, require_cli, stop_leftovers, wait_for
+from tests.real_agents import WATCHER_TICK_S, Sandbox, require_cli, sandbox, wait_for
 from tests.scripted_model import Reply, Run, Step, WriteFile, debug_loop_script
 
 pytestmark = pytest.mark.real_agents
@@ -38,14 +38,8 @@ WAIT_S = 60.0  # any one wait below (all <= 90 s)
 
 @pytest.fixture
 def box(tmp_path: Path) -> Iterator[Sandbox]:
-    b = make_sandbox(tmp_path)
-    b.write_config(guidance_answer_minutes=ANSWER_MIN)
-    try:
+    with sandbox(tmp_path, guidance_answer_minutes=ANSWER_MIN) as b:
         yield b
-    finally:
-        stop_leftovers(b)
-        b.model.stop()
-        b.receiver.stop()
 
 
 def marker(what: str) -> str:

@@ -9,6 +9,7 @@ in bounded windows (ledger/message_tally.py), so nothing here grows with history
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -239,18 +240,34 @@ def test_a_snapshot_written_while_the_events_are_read_waits_for_the_next_pass(
     order: list[tuple[str, float]] = []
     det = cached.detector
     cached.detector = _InOrder(det, order)  # type: ignore[assignment]  # (a compiled Detector takes no patches)
-    real, landed = evaluator.whole_lines, []
+    real_open, landed = evaluator._open_at, []
 
-    def lines_then_more(path: Path, offset: int) -> Any:
-        yield from real(path, offset)
-        if path == rd.events and not landed:  # at the events' end, once: a commit, then the clean tree
-            landed.append(True)
-            with rd.events.open("ab") as fh:
-                fh.write(make_envelope(format_ts(T0 + 40), {"tool": "Bash", "command": "git commit -am x"}))
-            with rd.workspace.open("ab") as fh:
-                fh.write(snap(T0 + 45, ""))
+    class ThenMore:
+        """The events file, and at its end, once, a commit and the clean tree written after it."""
 
-    monkeypatch.setattr(evaluator, "whole_lines", lines_then_more)
+        def __init__(self, fh: Any) -> None:
+            self.fh = fh
+
+        def __enter__(self) -> ThenMore:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self.fh
+            if not landed:
+                landed.append(True)
+                with rd.events.open("ab") as fh:
+                    fh.write(make_envelope(format_ts(T0 + 40), {"tool": "Bash", "command": "git commit -am x"}))
+                with rd.workspace.open("ab") as fh:
+                    fh.write(snap(T0 + 45, ""))
+
+    def open_then_more(path: Path, offset: int) -> Any:
+        fh = real_open(path, offset)
+        return ThenMore(fh) if path == rd.events else fh
+
+    monkeypatch.setattr(evaluator, "_open_at", open_then_more)
     evaluator.catch_up(cached, rd)
     evaluator.catch_up(cached, rd)
     cached.detector = det

@@ -21,6 +21,7 @@ permission layer denied is not evidence that anything ran.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import time
@@ -28,6 +29,7 @@ from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
@@ -37,7 +39,7 @@ from orchestrator.notify.pages import redact
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
-from spiral.envelope import parse_envelope
+from spiral.envelope import LineCounter, envelopes_from
 from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome, blocked_before
 
@@ -230,36 +232,44 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     spend = cached.spend.feed if cached.spend is not None else None
     outcome, adapter = cached.outcome.feed, cached.adapter.feed
     last_ts = cached.last_ts
+    read = LineCounter(cached.events_offset)
     try:
-        for line, end in whole_lines(files.events, cached.events_offset):
-            cached.events_offset = end
-            env = parse_envelope(line)
-            if env is None:
-                if line.strip():
-                    cached.skipped_lines += 1
-                continue
-            ts, data = env
-            if ts > last_ts:
-                cached.last_ts = last_ts = ts
-            if spend is not None:
-                spend(data)
-            outcome(ts, data)
-            calls = adapter(ts, data)
-            if not calls:
-                continue
-            for call in calls:
-                while nxt is not None and nxt.ts < call.ts:
-                    pending.append(nxt)
-                    nxt = next(snaps, None)
-                pending.append(call)
-            _release(cached, final=False)
+        with _open_at(files.events, read.offset) as fh:
+            events = envelopes_from(fh, read)
+            for ts, data in events:
+                if ts > last_ts:
+                    cached.last_ts = last_ts = ts
+                if spend is not None:
+                    spend(data)
+                outcome(ts, data)
+                calls = adapter(ts, data)
+                if not calls:
+                    continue
+                for call in calls:
+                    while nxt is not None and nxt.ts < call.ts:
+                        pending.append(nxt)
+                        nxt = next(snaps, None)
+                    pending.append(call)
+                _release(cached, final=False)
         while nxt is not None:
             pending.append(nxt)
             nxt = next(snaps, None)
     finally:
+        cached.events_offset, cached.skipped_lines = read.offset, cached.skipped_lines + read.skipped
         snaps.close()
     _release(cached, final=False)
     return cached.detector.calls - before
+
+
+def _open_at(path: Path, offset: int) -> BinaryIO:
+    """The file read from byte `offset` (empty when it does not exist yet), buffered; binary
+    readline splits on \n only, as replay does: a \r inside a line does not end it."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return io.BytesIO()
+    fh.seek(offset)
+    return fh
 
 
 def _snapshots(cached: Cached, files: CaseFiles, until: int) -> Generator[Snapshot, None, None]:

@@ -51,7 +51,10 @@ def refresh_each(
     n = jobs(len(run_dirs))
     if n < 2:
         return [_refresh(d, buckets, cfg, notifier) for d in run_dirs]
-    quiet = lambda d: _refresh(d, buckets, cfg, None, send=False)  # noqa: E731  (sent below, from here)
+
+    def quiet(d: Path) -> RunView:
+        return _refresh(d, buckets, cfg, None, send=False)  # its notices are sent below, from here
+
     shares = [list(range(k, len(run_dirs), n)) for k in range(n)]  # interleaved: long and short runs mix
     workers = [_fork([run_dirs[i] for i in share], quiet) for share in shares[1:]]
     views: dict[int, RunView] = {i: quiet(run_dirs[i]) for i in shares[0]}

@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from orchestrator.config import UserConfig
 from orchestrator.infra import proc
@@ -213,3 +214,18 @@ def requeue(rd: RunDir, reason: str, admission: int) -> RunRecord:
     if record.state == QUEUED and record.admission == admission:
         shutil.rmtree(rd.clone, ignore_errors=True)  # the next start clones afresh, into its own folder
     return record
+
+
+def most_at_once(records: Iterable[Mapping[str, Any]]) -> int:
+    """The most runs between their `spawned_at` and `ended_at` at one instant (state.json records; an end at
+    the instant another starts frees its slot first), as the fleet bench and its tests check the cap."""
+    edges: list[tuple[float, int]] = []
+    for r in records:
+        start, end = parse_ts(r.get("spawned_at")), parse_ts(r.get("ended_at"))
+        if start is not None and end is not None:
+            edges += [(start, 1), (end, -1)]
+    now = peak = 0
+    for _, step in sorted(edges):
+        now += step
+        peak = max(peak, now)
+    return peak
