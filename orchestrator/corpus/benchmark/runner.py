@@ -208,9 +208,12 @@ def run(
     jobs = jobs or os.cpu_count() or 1
     size = max(1, min(8, len(items) // (jobs * 4)))
     chunks = [items[k : k + size] for k in range(0, len(items), size)]
+    traces = None
     if jobs > 1 and len(chunks) > 1 and "fork" in mp.get_all_start_methods():
         with mp.get_context("fork").Pool(jobs) as pool:
-            done = pool.map(_chunk, chunks, chunksize=1)
+            pending = pool.map_async(_chunk, chunks, chunksize=1)
+            traces = _real_traces(real_traces, raw)  # here, while the workers replay (this process waits otherwise)
+            done = pending.get()
     else:
         done = [_chunk(c) for c in chunks]
     wall = time.perf_counter() - t0
@@ -235,11 +238,20 @@ def run(
         "scenarios_per_s": round(len(rows) / t_eval, 1),
         "total_s": round(time.perf_counter() - t0, 2),
     }
-    if real_traces is not None and real_traces.is_dir():
-        from orchestrator.corpus.benchmark.realtraces import scan
-
-        report["real_traces"] = scan(real_traces, raw)
+    if traces is None:
+        traces = _real_traces(real_traces, raw)
+    if traces is not None:
+        report["real_traces"] = traces
     return report
+
+
+def _real_traces(folder: Path | None, raw: dict[str, Any]) -> Any:
+    """The real traces' table (realtraces.scan), or None without a folder of them."""
+    if folder is None or not folder.is_dir():
+        return None
+    from orchestrator.corpus.benchmark.realtraces import scan
+
+    return scan(folder, raw)
 
 
 def _outcomes(rows: list[dict[str, Any]], name: str) -> list[Outcome]:
