@@ -30,42 +30,27 @@ def make_envelope(ts_iso: str, data: Any) -> bytes:
 
 
 class LineCounter:
-    """Counts lines that were skipped as unreadable; `envelopes_from` also keeps the offset it read to."""
+    """Counts lines that were skipped as unreadable; a live read (`envelopes`) also keeps the offset it read to."""
 
     def __init__(self, offset: int = 0) -> None:
         self.skipped = 0
         self.offset = offset
 
 
-def envelopes(lines: Iterable[bytes], counter: LineCounter) -> Iterator[tuple[float, Any]]:
+def envelopes(lines: Iterable[bytes], counter: LineCounter, live: bool = False) -> Iterator[tuple[float, Any]]:
     """(ts, native payload) per readable envelope line of events.jsonl; torn or foreign lines are counted.
+
+    `live`: a file still being appended to, read from byte `counter.offset` (the live evaluator's first
+    pass and every tick): the offset moves past each whole line taken, readable or not, and a torn last
+    line (no newline yet) ends the read, left for the next one.
 
     parse_envelope, inlined: the hottest loop of a replay, one orjson call a line."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for line in lines:
-        try:
-            obj = loads(line)
-        except decode_error:
-            if line.strip():
-                counter.skipped += 1
-            continue
-        if type(obj) is dict and "data" in obj:
-            ts = parse_ts(obj.get("ts"))
-            if ts is not None:
-                yield ts, obj["data"]
-                continue
-        counter.skipped += 1
-
-
-def envelopes_from(lines: Iterable[bytes], counter: LineCounter) -> Iterator[tuple[float, Any]]:
-    """`envelopes` over a file still being appended to, read from byte `counter.offset`: the offset
-    moves past each whole line taken (readable or not); a torn last line (no newline yet) ends the
-    read, left for the next one. The live evaluator's first pass and every tick read this way."""
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    for line in lines:
-        if line[-1:] != b"\n":
-            return  # torn: its end is not written yet
-        counter.offset += len(line)
+        if live:
+            if line[-1:] != b"\n":
+                return  # torn: its end is not written yet
+            counter.offset += len(line)
         try:
             obj = loads(line)
         except decode_error:

@@ -181,6 +181,35 @@ def fake_run(
     return d
 
 
+def live_generic_run(
+    root: Path, run_id: str, supervisor_pid: int, started_at: float, events: list[tuple[float, Any]]
+) -> Path:
+    """A live `generic` run folder in `root` as launch leaves it: its clone, its log (time, payload) and a
+    `running` record whose supervisor is `supervisor_pid` (a `sleep` the test keeps alive)."""
+    from orchestrator.infra.proc import ProcRef
+    from orchestrator.record import state_file
+    from orchestrator.record.model import RunRecord
+    from spiral.envelope import make_envelope
+    from spiral.timestamps import format_ts
+
+    run = root / "runs" / run_id
+    (run / "clone").mkdir(parents=True)
+    (run / "events.jsonl").write_bytes(b"".join(make_envelope(format_ts(ts), data) for ts, data in events))
+    record = RunRecord(
+        run_id=run_id,
+        ticket_id="t",
+        bucket="medium",
+        agent="any",
+        format="generic",
+        state="running",
+        started_at=format_ts(started_at),
+        spawned_at=format_ts(started_at),
+        supervisor=ProcRef.of(supervisor_pid),
+    )
+    state_file.write(run, record)
+    return run
+
+
 def claude_usage(mid: str, model: str, i: int, o: int) -> dict[str, Any]:
     """A Claude stream-json assistant line carrying usage."""
     return {

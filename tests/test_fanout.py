@@ -13,46 +13,27 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import load
-from orchestrator.infra.proc import ProcRef
 from orchestrator.record import state_file
-from orchestrator.record.model import RunRecord
 from orchestrator.runs import evaluator, fanout, monitor
-from spiral.envelope import make_envelope
-from spiral.timestamps import format_ts
-from tests.helpers import Receiver, cli, spiral_pages, write_config
+from tests.helpers import Receiver, cli, live_generic_run, spiral_pages, write_config
 
 KEYS = ("id", "state", "region", "signals", "suspicion", "evidence", "tripped_at_min", "notified", "error")
 
 
 def _live_run(root: Path, run_id: str, sleeper: subprocess.Popen[bytes], calls: int, *, spiral: bool) -> Path:
     """A live `generic` run: throwaway scripts rerun (a spiral, in its stuck band) or distinct reads."""
-    run = root / "runs" / run_id
-    (run / "clone").mkdir(parents=True)
     now = time.time()
     start = now - (75 * 60 if spiral else 120)  # medium: in its soft band at 75 minutes; healthy at 2
-    lines = [
-        make_envelope(
-            format_ts(now - 60 + i * 0.05),
+    events = [
+        (
+            now - 60 + i * 0.05,
             {"tool": "Bash", "command": f"python tmp_check_{i % 3}.py"}
             if spiral
             else {"tool": "Read", "path": f"f{i}"},
         )
         for i in range(calls)
     ]
-    (run / "events.jsonl").write_bytes(b"".join(lines))
-    record = RunRecord(
-        run_id=run_id,
-        ticket_id="t",
-        bucket="medium",
-        agent="any",
-        format="generic",
-        state="running",
-        started_at=format_ts(start),
-        spawned_at=format_ts(start),
-        supervisor=ProcRef.of(sleeper.pid),
-    )
-    state_file.write(run, record)
-    return run
+    return live_generic_run(root, run_id, sleeper.pid, start, events)
 
 
 @pytest.fixture

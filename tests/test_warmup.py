@@ -11,36 +11,16 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import load
-from orchestrator.infra.proc import ProcRef
-from orchestrator.record import state_file
-from orchestrator.record.model import RunRecord
 from orchestrator.runs import evaluator, monitor, warmup
-from spiral.envelope import make_envelope
-from spiral.timestamps import format_ts
+from tests.helpers import live_generic_run
 
 
 def _live_run(root: Path, run_id: str, sleeper: subprocess.Popen[bytes], calls: int) -> Path:
-    run = root / "runs" / run_id
-    (run / "clone").mkdir(parents=True)
     start = time.time() - 120
-    lines = [
-        make_envelope(format_ts(start + i * 0.01), {"tool": "Bash", "command": f"python tmp_check_{i % 3}.py", "id": i})
-        for i in range(calls)
+    events = [
+        (start + i * 0.01, {"tool": "Bash", "command": f"python tmp_check_{i % 3}.py", "id": i}) for i in range(calls)
     ]
-    (run / "events.jsonl").write_bytes(b"".join(lines))
-    record = RunRecord(
-        run_id=run_id,
-        ticket_id="t",
-        bucket="medium",
-        agent="any",
-        format="generic",
-        state="running",
-        started_at=format_ts(start),
-        spawned_at=format_ts(start),
-        supervisor=ProcRef.of(sleeper.pid),
-    )
-    state_file.write(run, record)
-    return run
+    return live_generic_run(root, run_id, sleeper.pid, start, events)
 
 
 def test_cold_runs_warmed_in_workers_give_the_verdicts_of_a_plain_pass(

@@ -39,7 +39,7 @@ from orchestrator.notify.pages import redact
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
-from spiral.envelope import LineCounter, envelopes_from
+from spiral.envelope import LineCounter, envelopes
 from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome, blocked_before
 
@@ -235,7 +235,7 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     read = LineCounter(cached.events_offset)
     try:
         with _open_at(files.events, read.offset) as fh:
-            events = envelopes_from(fh, read)
+            events = envelopes(fh, read, live=True)
             for ts, data in events:
                 if ts > last_ts:
                     cached.last_ts = last_ts = ts
