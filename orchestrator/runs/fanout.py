@@ -62,7 +62,7 @@ def refresh_each(
         got = _collect(worker, len(share))
         for k, i in enumerate(share):
             views[i] = got[k] if got is not None else quiet(run_dirs[i])  # a failed worker's share: done here
-    return [monitor.deliver(views[i], cfg, notifier) if notifier is not None else views[i] for i in range(len(views))]
+    return [monitor.deliver(views[i], cfg, notifier) for i in range(len(run_dirs))]  # notices and traces, as serial
 
 
 def _refresh(
