@@ -83,7 +83,7 @@ def database_rates(model: str, provider: str | None = None) -> Rates | None:
     from orchestrator.ledger.rates_cache import looked_up
 
     key = f"{provider or ''}:{bare_name(model)}"
-    return looked_up(key, lambda: _database_rates(model, provider), _encode, _decode)  # type: ignore[no-any-return]
+    return looked_up(key, lambda: _database_rates(model, provider), _encode, _decode)
 
 
 def _encode(rates: Rates | None) -> list[Any] | None:
@@ -99,14 +99,14 @@ def _decode(raw: Any) -> Rates | None:
         return None
     if not isinstance(raw, list) or len(raw) < 5:
         raise ValueError("not rates")
-    (*five,) = (float(x) for x in raw[:5])
+    i, o, cr, cw, cw1h = (float(x) for x in raw[:5])
     tiers = []
     for start, r in raw[5:]:
         rates = _decode(r)
         if rates is None:
             raise ValueError("a tier without rates")
         tiers.append((int(start), rates))
-    return Rates(five[0], five[1], five[2], five[3], five[4], tuple(tiers))
+    return Rates(i, o, cr, cw, cw1h, tuple(tiers))
 
 
 def _database_rates(model: str, provider: str | None) -> Rates | None:

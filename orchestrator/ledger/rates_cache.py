@@ -17,11 +17,12 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.infra.paths import home
 
+T = TypeVar("T")
 _KEEP = 256  # models kept at most (a fleet uses a handful)
 
 
@@ -53,7 +54,7 @@ def _read(stamp: str) -> dict[str, Any]:
     return rates if isinstance(rates, dict) else {}
 
 
-def looked_up(key: str, ask: Callable[[], Any], encode: Callable[[Any], Any], decode: Callable[[Any], Any]) -> Any:
+def looked_up(key: str, ask: Callable[[], T], encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
     """The database's answer for `key`: kept from an earlier process when it can be, else `ask()`ed and kept."""
     database = _database()
     if database is None:
@@ -66,7 +67,7 @@ def looked_up(key: str, ask: Callable[[], Any], encode: Callable[[Any], Any], de
         except (TypeError, ValueError):
             pass  # a damaged entry: asked again
     answer = ask()
-    rates = {k: v for k, v in list(rates.items())[-(_KEEP - 1) :]}
+    rates = dict(list(rates.items())[-(_KEEP - 1) :])  # the latest kept, this one added
     rates[key] = encode(answer)
     try:
         _path().parent.mkdir(parents=True, exist_ok=True)

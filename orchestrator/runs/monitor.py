@@ -224,10 +224,11 @@ def _spend(rd: RunDir, record: RunRecord, cached: evaluator.Cached, cfg: UserCon
     read = run.read_agent_files(record.agent_homes)
     sp = run.spend
     cost, unpriced = prices.cost(sp, cfg.prices, run.memo)
-    if record.active and (read or len(run.memo) != looked_up):
+    priced = len(run.memo) != looked_up  # a price looked up: worth a write at once (it may have cost an import)
+    if record.active and (read or priced):
         # the next look starts where this one ended (a transcript read from its start is worth a write)
         read_bytes = max(0, sum(run.offsets.values()) - offsets)
-        KEPT.put(rd.detector_cache, cached, read=read_bytes, changed=True, dear=len(run.memo) != looked_up)
+        KEPT.put(rd.detector_cache, cached, read=read_bytes, changed=True, dear=priced)
     return SpendTotals(
         tokens=sp.tokens,
         input_tokens=sp.input_tokens,
