@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import replace
 
 from mypy_extensions import mypyc_attr
 
@@ -389,7 +388,7 @@ class Detector:
 def _explained(finding: Finding, runs: Iterable[Run], w: CallWindows) -> Finding:
     """The finding with the outcomes behind its count appended to its evidence."""
     why = reruns.explain(runs, finding.target, w.changes) if finding.target is not None else ""
-    return replace(finding, evidence=finding.evidence + why) if why else finding
+    return Finding(finding.signal, finding.weight, finding.evidence + why, finding.target) if why else finding
 
 
 def _remember(paths: dict[str, None], path: str) -> None:

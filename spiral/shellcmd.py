@@ -85,6 +85,7 @@ class ShellFacts:
         return by_fields(self)
 
 
+@lru_cache(maxsize=16384)  # every call's command is unwrapped twice (observe, is_request); a loop repeats them
 def unwrap(command: str) -> str:
     """Strip `/bin/bash -lc '...'` and `sh -c '...'` wrappers, repeatedly."""
     for _ in range(4):

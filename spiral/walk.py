@@ -11,14 +11,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from mypy_extensions import mypyc_attr
 
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
-from spiral.verdict import Verdict
+from spiral.verdict import Finding, Verdict
 
 
 def drive(
@@ -123,7 +122,9 @@ class Watch:
 
 
 def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
-    findings = tuple(replace(f, weight=weights[f.signal]) if f.signal in weights else f for f in v.findings)
+    findings = tuple(
+        Finding(f.signal, weights[f.signal], f.evidence, f.target) if f.signal in weights else f for f in v.findings
+    )
     return Verdict(v.elapsed_min, v.expected_min, v.region, findings, sum(f.weight for f in findings), v.threshold)
 
 

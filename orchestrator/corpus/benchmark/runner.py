@@ -69,17 +69,22 @@ class Report(dict[str, Any]):
 
 def _settings(raw: dict[str, Any], overrides: dict[str, Any]) -> list[tuple[str, Settings]]:
     """Every variant's settings for a case with these overrides (worked out once per distinct overrides)."""
-    key = json.dumps([raw, overrides], sort_keys=True, default=str)
-    got = _SETTINGS.get(key)
+    # keyed by the mapping's identity (kept alive by the entry) and the overrides' text: dumping the
+    # whole mapping per scenario cost a twentieth of a walk
+    mapped = _SETTINGS.get(id(raw))
+    if mapped is None or mapped[0] is not raw:
+        mapped = _SETTINGS[id(raw)] = (raw, {})
+    key = json.dumps(overrides, sort_keys=True, default=str) if overrides else ""
+    got = mapped[1].get(key)
     if got is None:
-        got = _SETTINGS[key] = []
+        got = mapped[1][key] = []
         for label, mapping, over in variants(raw):
             merged = merge(overrides, over) if over else overrides
             got.append((label, Settings.from_mapping(mapping, merged or None)))
     return got
 
 
-_SETTINGS: dict[str, list[tuple[str, Settings]]] = {}
+_SETTINGS: dict[int, tuple[dict[str, Any], dict[str, list[tuple[str, Settings]]]]] = {}
 
 
 def _views(every: list[tuple[str, Settings]]) -> tuple[list[tuple[str, dict[str, float]]], list[tuple[str, Settings]]]:
