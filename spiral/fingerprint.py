@@ -17,7 +17,7 @@ from mypy_extensions import mypyc_attr
 
 from spiral.model import ToolCall
 from spiral.pickling import set_attrs
-from spiral.regexfast import required, skipping
+from spiral.regexfast import required, required_folded, skipping
 
 _MEMO = 4096
 _HEAD = 100  # characters of an output's start compared (model.cut keeps as many)
@@ -54,6 +54,7 @@ class Fingerprinter:
         self.error_line = skipping(error_line) if error_line is not None else None
         self.error_output = skipping(error_output) if error_output is not None else None
         self._output_needs = required(error_output) if error_output is not None else None
+        self._line_needs = required_folded(error_line) if error_line is not None else None
         self._heads: dict[str, str] = {}  # output -> its masked head (memo)
         self._tails: dict[str, str] = {}  # output -> its masked tail (memo)
 
@@ -64,6 +65,7 @@ class Fingerprinter:
     def __setstate__(self, state: dict[str, object]) -> None:
         set_attrs(self, state)
         self._output_needs = required(self.error_output) if self.error_output is not None else None
+        self._line_needs = required_folded(self.error_line) if self.error_line is not None else None
         self._heads, self._tails = {}, {}
 
     def masked(self, text: str) -> str:
@@ -79,6 +81,8 @@ class Fingerprinter:
     def _head(self, text: str) -> str:
         out = self._heads.get(text)
         if out is None:
+            if len(text) <= _HEAD:
+                return self._both(text)[0]
             out = self._mask(text[:_HEAD])
             if len(self._heads) >= _MEMO:
                 self._heads.clear()
@@ -88,11 +92,23 @@ class Fingerprinter:
     def _tail(self, text: str) -> str:
         out = self._tails.get(text)
         if out is None:
+            if len(text) <= _HEAD:
+                return self._both(text)[1]
             out = self._mask(text)[-_TAIL:]
             if len(self._tails) >= _MEMO:
                 self._tails.clear()
             self._tails[text] = out
         return out
+
+    def _both(self, text: str) -> tuple[str, str]:
+        """A short output's head is the whole output masked, as its tail is: masked once for both."""
+        whole = self._mask(text)
+        head, tail = whole, whole[-_TAIL:]
+        for memo, out in ((self._heads, head), (self._tails, tail)):
+            if len(memo) >= _MEMO:
+                memo.clear()
+            memo[text] = out
+        return head, tail
 
     def _mask(self, text: str) -> str:
         out = self.masks.sub("#", text) if self.masks is not None else text
@@ -137,7 +153,20 @@ class Fingerprinter:
             found = self.error_output.search(text) if self.error_output is not None else None
             return self._mask(found.group(0)) if found else None
         if self.error_line is not None:
-            for line in reversed(text.splitlines()):
-                if self.error_line.search(line):
-                    return self._mask(line) or None
+            needs = (
+                self._line_needs
+            )  # (case-insensitive: an ASCII line holding none of them, in any case, has no match)
+            if needs is None or not text.isascii() or _holds(text.lower(), needs):
+                for line in reversed(text.splitlines()):
+                    if needs is not None and line.isascii() and not _holds(line.lower(), needs):
+                        continue
+                    if self.error_line.search(line):
+                        return self._mask(line) or None
         return self.masked(text) or None
+
+
+def _holds(text: str, needs: tuple[str, ...]) -> bool:
+    for s in needs:
+        if s in text:
+            return True
+    return False

@@ -105,7 +105,28 @@ def _class_item(op: Any, av: Any) -> str:
 def required(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     """Strings one of which every match of `pattern` contains (so a text holding none has no match),
     or None when that cannot be worked out exactly or would not be a cheap test (a short string)."""
-    if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
+    if pattern.flags & re.IGNORECASE:
+        return None
+    return _required(pattern)
+
+
+@functools.lru_cache(maxsize=256)
+def required_folded(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """For a case-insensitive pattern: strings, in lower case, one of which every match contains in
+    some case, or None (as `required`). The test is exact on an ASCII text only: `text.isascii()` and
+    none of them `in text.lower()` means no match. (Under IGNORECASE `re` also folds a few non-ASCII
+    letters onto ASCII ones, the Kelvin sign onto k, which an ASCII text cannot hold; a string that is
+    not ASCII itself gives None.)"""
+    if not pattern.flags & re.IGNORECASE:
+        return None
+    found = _required(pattern)
+    if found is None or not all(s.isascii() for s in found):
+        return None
+    return tuple(dict.fromkeys(s.lower() for s in found))
+
+
+def _required(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    if not isinstance(pattern.pattern, str):
         return None
     try:
         found = _needs(_parser.parse(pattern.pattern, pattern.flags))
@@ -124,6 +145,12 @@ def _needs(seq: Any) -> list[str] | None:
             continue
         if op is C.AT:
             continue  # zero-width: the literals on either side are still next to each other
+        if op in _REPEATS and av[0] >= 1 and len(av[2]) == 1 and av[2][0][0] is C.LITERAL:
+            run += chr(av[2][0][1]) * min(av[0], 16)  # `e {2,}`: "e  " is in every match
+            if av[0] > 16 or av[1] != av[0]:
+                candidates.append([run])  # ...and whatever follows need not be next to it
+                run = ""
+            continue
         if run:
             candidates.append([run])
             run = ""

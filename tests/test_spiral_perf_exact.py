@@ -10,7 +10,9 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from spiral import shellcmd
-from spiral.regexfast import required, skipping
+from spiral.fingerprint import Fingerprinter
+from spiral.model import ToolCall
+from spiral.regexfast import required, required_folded, skipping
 
 RULES = BucketsFile().settings.rules
 assert RULES.masks and RULES.error_output and RULES.error_line and RULES.poll_done
@@ -82,8 +84,9 @@ def test_single_quoted_commands_split_as_shlex_splits_them() -> None:
         re.compile(r"(?:foo)+bar|x\d+yzw"),
         re.compile(r"a(?=x)bcd|HTTP/\d"),
         re.compile(r"\bstatus(Code)?:"),
+        re.compile(r"x{3}y|e {2,}z|ab+cde"),
     ],
-    ids=range(4),
+    ids=range(5),
 )
 def test_every_match_holds_one_of_the_required_strings(pattern: re.Pattern[str]) -> None:
     needs = required(pattern)
@@ -103,6 +106,9 @@ def test_every_match_holds_one_of_the_required_strings(pattern: re.Pattern[str])
         " ",
         "a",
         "4",
+        "xxxy",
+        "e   z",
+        "abbcde",
     ]
     hits = 0
     for _ in range(3000):
@@ -112,3 +118,69 @@ def test_every_match_holds_one_of_the_required_strings(pattern: re.Pattern[str])
             assert any(s in text for s in needs), text
     assert hits > 100
     assert required(ERROR_LINE) is None and required(MASKS) is None  # case-insensitive; a branch with no literal
+
+
+def test_a_case_insensitive_pattern_matches_no_ascii_line_without_one_of_its_folded_strings() -> None:
+    needs = required_folded(ERROR_LINE)
+    assert needs is not None and "e  " in needs and all(n == n.lower() and n.isascii() for n in needs)
+    assert required_folded(ERROR_OUTPUT) is None and required_folded(re.compile("(?i)\u212aelvin")) is None
+    rng = random.Random(3)
+    pieces = [
+        *needs,
+        *(n.upper() for n in needs),
+        "ErRoR",
+        "E   x",
+        "Fatal:",
+        "e ",
+        " ",
+        "\n",
+        "\r",
+        "x",
+        "\u212a",
+        "ſ",
+        "ı",
+    ]
+    hits = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 6)))
+        for line in text.splitlines():
+            if ERROR_LINE.search(line) is not None and line.isascii():
+                hits += 1
+                assert any(n in line.lower() for n in needs), line
+    assert hits > 300
+
+
+def _plain_error(fp: Fingerprinter, text: str) -> str | None:
+    for line in reversed(text.splitlines()):
+        if ERROR_LINE.search(line):
+            return fp._mask(line) or None
+    return fp.masked(text) or None
+
+
+def test_the_same_error_key_skips_lines_exactly() -> None:
+    fp = Fingerprinter(MASKS, ERROR_LINE, ERROR_OUTPUT)
+    rng = random.Random(5)
+    pieces = [
+        "Error: x",
+        "TypeError: bad",
+        "FAILED t.py",
+        "ok",
+        "no such file",
+        "NOT FOUND",
+        "E   assert",
+        "\n",
+        " ",
+        "ſ",
+        "12:03:04",
+    ]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+        call = ToolCall(0.0, "Bash", command="x", is_error=True, result_seen=True, output_ends=text)
+        assert fp.error(call) == _plain_error(fp, text), text
+
+
+def test_a_short_outputs_head_and_tail_masked_once_are_what_each_masks_alone() -> None:
+    fp = Fingerprinter(MASKS, ERROR_LINE, ERROR_OUTPUT)
+    for i, text in enumerate(_texts(6, 2000)):
+        got = (fp._head(text), fp._tail(text)) if i % 2 else (fp._tail(text), fp._head(text))[::-1]
+        assert got == (fp._mask(text[:100]), fp._mask(text)[-120:]), text
