@@ -92,6 +92,8 @@ def test_the_renderers_timestamps_are_format_ts_exactly() -> None:
     rng = random.Random(17)
     moments = [1_779_267_600 + rng.random() * 86_400 * 400 for _ in range(20_000)]
     moments += [1_779_267_659.9995, 1_779_267_659.99951, 1_779_267_600.0, 0.0, 1e-7, 59.9999996]
+    moments += [1_779_267_600 + k / 2000 for k in range(-4000, 4000)]  # every half millisecond around midnight
+    moments += [86_400 * d - 5e-7 for d in range(1, 50)] + [1_779_353_999.9999995, 1_779_353_999.9999996]
     assert [native_log.format_ts(t) for t in moments] == [format_ts(t) for t in moments]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,12 +16,32 @@ if TYPE_CHECKING:
 
 
 def format_ts(epoch: float) -> str:
-    """spiral.timestamps.format_ts, character for character, without strftime (the renderer's hottest call)."""
-    dt = datetime.fromtimestamp(epoch, tz=UTC)
-    return (
-        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}."
-        f"{dt.microsecond // 1000:03d}Z"
-    )
+    """spiral.timestamps.format_ts, character for character, without a datetime (the renderer's hottest call).
+
+    The microseconds are rounded as datetime.fromtimestamp rounds them (the fraction from modf, times
+    10**6, half to even, carried into the seconds); the date is worked out once per day.
+    """
+    frac, whole = math.modf(epoch)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        us -= 1_000_000
+        whole += 1.0
+    elif us < 0:
+        us += 1_000_000
+        whole -= 1.0
+    day, rest = divmod(int(whole), 86_400)
+    date = _DATES.get(day)
+    if date is None:
+        d = datetime.fromtimestamp(day * 86_400, tz=UTC)
+        date = _DATES[day] = f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
+    hour, rest = divmod(rest, 3600)
+    minute, second = divmod(rest, 60)
+    return date + _TWO[hour] + ":" + _TWO[minute] + ":" + _TWO[second] + _MS[us // 1000]
+
+
+_DATES: dict[int, str] = {}  # day number since the epoch -> its date (a bench spans a few hundred days)
+_TWO = [f"{n:02d}" for n in range(60)]
+_MS = [f".{n:03d}Z" for n in range(1000)]
 
 
 @dataclass
@@ -49,9 +70,10 @@ class Renderer:
         self.fs = fs  # the simulated clone, as of the op being rendered (a Read shows it)
         self.last_of_agent = last_of_agent  # a subagent's last call: its Task call is answered after it
         self.agent_calls: dict[str, str] = {}  # subagent -> the id of the Task call that started it
+        self._split: dict[bytes, list[str]] = {}  # a file's content -> its lines (a loop reads one file again)
 
     def _env(self, ts: float, data: Any) -> bytes:
-        return orjson.dumps({"ts": format_ts(ts), "data": data}) + b"\n"
+        return orjson.dumps({"ts": format_ts(ts), "data": data}, option=orjson.OPT_APPEND_NEWLINE)
 
     def start(self) -> bytes:
         tl = self.tl
@@ -135,7 +157,10 @@ class Renderer:
         """The lines a Read shows: its given text, else the file's, from `offset` (1-based), `limit` of them."""
         if op.output is not None:
             return op.output.splitlines()
-        lines = self.fs.get(op.path or "", b"").decode(errors="replace").splitlines()
+        content = self.fs.get(op.path or "", b"")
+        lines = self._split.get(content)
+        if lines is None:
+            lines = self._split[content] = content.decode(errors="replace").splitlines()
         first = (op.offset or 1) - 1
         return lines[first : first + (op.limit or 2000)]
 

@@ -190,6 +190,7 @@ class Timeline:
         snaps: list[tuple[float, str, dict[str, str]]] = []
         blobs: dict[bytes, str] = {}
         state: tuple[str, dict[str, str]] | None = None  # the clone as of the last snapshot, while nothing moved
+        touched: set[str] = set()  # the paths an op wrote or removed: only they can differ from tracked
         next_snap = self.t0
         i = 0
         while next_snap <= end:
@@ -197,6 +198,7 @@ class Timeline:
                 op = ops[i]
                 if op.kind == "fs" or op.tool in ("Edit", "Write"):
                     state = None
+                    touched.add(op.path or "")
                     if op.content is None:
                         fs.pop(op.path or "", None)
                     else:
@@ -207,7 +209,7 @@ class Timeline:
                     events.append(render.retry(op))
                 i += 1
             if state is None:
-                state = self._status(fs, blobs)
+                state = self._status(fs, blobs, touched)
             snaps.append((next_snap, *state))
             next_snap += self.snapshot_every_s
         events.append(render.finish(end))
@@ -226,11 +228,14 @@ class Timeline:
         }
         return Rendered(events, snaps, sorted(self.tracked), case)
 
-    def _status(self, fs: dict[str, bytes], blobs: dict[bytes, str]) -> tuple[str, dict[str, str]]:
-        """The clone's porcelain and the blob ids of its changed files (`blobs` remembers ids by content)."""
+    def _status(self, fs: dict[str, bytes], blobs: dict[bytes, str], touched: set[str]) -> tuple[str, dict[str, str]]:
+        """The clone's porcelain and the blob ids of its changed files (`blobs` remembers ids by content).
+
+        Only the `touched` paths are looked at: every other one still holds its tracked content itself.
+        """
         lines, hashes = [], {}
         tracked = self.tracked
-        for path in sorted(fs.keys() | tracked.keys()):
+        for path in sorted(touched):
             content = fs.get(path)
             was = tracked.get(path)
             if content is was:
