@@ -5,7 +5,8 @@ exit code and the same output once timestamps, durations, hex ids, temporary
 paths, line numbers and pids (the masks in buckets.yaml) are replaced.
 Masking is the costly part, so it is done only when two outputs differ as
 text, the short head first (the whole output only when the heads agree), and
-memoised per output text (a loop repeats the same outputs).
+memoised per output text (a loop repeats the same outputs; the memos are shared by every
+fingerprinter with the same patterns, so the walks of one recording mask each output once).
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ class Fingerprinter:
         self.error_output = skipping(error_output) if error_output is not None else None
         self._output_needs = required(error_output) if error_output is not None else None
         self._line_needs = required_folded(error_line) if error_line is not None else None
-        self._heads: dict[str, str] = {}  # output -> its masked head (memo)
-        self._tails: dict[str, str] = {}  # output -> its masked tail (memo)
+        # output -> its masked head, its masked tail, a failure's same-error key: memos shared by every
+        # fingerprinter with these patterns (an eval walks each scenario three times or more)
+        self._heads, self._tails, self._keys = _memos(self.masks, self.error_line)
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memo: a cache, rebuilt as outputs come (the live detector is pickled per tick)."""
@@ -66,7 +68,7 @@ class Fingerprinter:
         set_attrs(self, state)
         self._output_needs = required(self.error_output) if self.error_output is not None else None
         self._line_needs = required_folded(self.error_line) if self.error_line is not None else None
-        self._heads, self._tails = {}, {}
+        self._heads, self._tails, self._keys = _memos(self.masks, self.error_line)
 
     def masked(self, text: str) -> str:
         """What is compared of an output: its first characters and its last, volatile parts masked.
@@ -152,10 +154,18 @@ class Fingerprinter:
                     return None
             found = self.error_output.search(text) if self.error_output is not None else None
             return self._mask(found.group(0)) if found else None
+        key = self._keys.get(text, _UNKNOWN)
+        if key is _UNKNOWN:
+            key = self._failure_key(text)
+            if len(self._keys) >= _MEMO:
+                self._keys.clear()
+            self._keys[text] = key
+        return key
+
+    def _failure_key(self, text: str) -> str | None:
         if self.error_line is not None:
-            needs = (
-                self._line_needs
-            )  # (case-insensitive: an ASCII line holding none of them, in any case, has no match)
+            # case-insensitive: an ASCII line holding none of these strings, in any case, has no match
+            needs = self._line_needs
             if needs is None or not text.isascii() or _holds(text.lower(), needs):
                 for line in reversed(text.splitlines()):
                     if needs is not None and line.isascii() and not _holds(line.lower(), needs):
@@ -163,6 +173,21 @@ class Fingerprinter:
                     if self.error_line.search(line):
                         return self._mask(line) or None
         return self.masked(text) or None
+
+
+_UNKNOWN = "\0unknown"  # not in the memo (compared by identity: no key is this very object)
+_Memos = tuple[dict[str, str], dict[str, str], dict[str, "str | None"]]
+_SHARED: dict[tuple[re.Pattern[str] | None, re.Pattern[str] | None], _Memos] = {}
+
+
+def _memos(masks: re.Pattern[str] | None, error_line: re.Pattern[str] | None) -> _Memos:
+    """The memos of outputs masked with these patterns: one set a process, each capped at _MEMO entries."""
+    got = _SHARED.get((masks, error_line))
+    if got is None:
+        if len(_SHARED) >= 16:  # (a process seldom sees more than one set of patterns)
+            _SHARED.clear()
+        got = _SHARED[(masks, error_line)] = ({}, {}, {})
+    return got
 
 
 def _holds(text: str, needs: tuple[str, ...]) -> bool:
