@@ -10,18 +10,24 @@ from spiral.pickling import by_fields
 HEALTHY, SOFT, STUCK = "healthy", "soft", "stuck"
 
 
-@dataclass(slots=True, unsafe_hash=True)  # read-only by convention: frozen=True costs 0.8 us a construction
+# Read-only by convention, not frozen: frozen=True costs 0.8 us a construction, and one verdict is
+# made per evaluated tick. The __init__ is written out so the compiled build makes it native (the
+# one dataclasses generates runs as Python).
+@dataclass(slots=True, unsafe_hash=True, init=False)
 class Finding:
     signal: str
     weight: float
     evidence: str
     target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
 
+    def __init__(self, signal: str, weight: float, evidence: str, target: str | None = None) -> None:
+        self.signal, self.weight, self.evidence, self.target = signal, weight, evidence, target
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return by_fields(self)
 
 
-@dataclass(slots=True, unsafe_hash=True)  # (as Finding: one is made per evaluated tick)
+@dataclass(slots=True, unsafe_hash=True, init=False)  # (as Finding)
 class Verdict:
     elapsed_min: float
     expected_min: float
@@ -29,6 +35,18 @@ class Verdict:
     findings: tuple[Finding, ...]
     suspicion: float
     threshold: float
+
+    def __init__(
+        self,
+        elapsed_min: float,
+        expected_min: float,
+        region: str,
+        findings: tuple[Finding, ...],
+        suspicion: float,
+        threshold: float,
+    ) -> None:
+        self.elapsed_min, self.expected_min, self.region = elapsed_min, expected_min, region
+        self.findings, self.suspicion, self.threshold = findings, suspicion, threshold
 
     @property
     def signals(self) -> tuple[str, ...]:
