@@ -37,3 +37,19 @@ def for_the_process() -> None:
     """The CLI's setting for a whole command: what start-up imported is never traversed again."""
     gc.freeze()
     gc.set_threshold(*THRESHOLDS)
+
+
+@contextmanager
+def no_collections() -> Iterator[None]:
+    """No cycle collection at all while a short, bounded piece of work runs (one eval chunk: a few
+    scenarios made and walked, a few MB of objects), then one pass over what it left; the collector's
+    passes were a twelfth of an eval worker's time even at THRESHOLDS (docs/speed.md)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect(0)

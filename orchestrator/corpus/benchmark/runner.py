@@ -20,7 +20,7 @@ from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
 from orchestrator.corpus.benchmark.scenario import Scenario
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.gc_policy import fewer_collections
+from orchestrator.infra.gc_policy import fewer_collections, no_collections
 from spiral import settings as settings_mod
 from spiral.observe import SHELL_LIKE, observe
 from spiral.settings import Settings, merge
@@ -174,6 +174,13 @@ def _chunk(items: list[tuple[int, int]]) -> tuple[list[dict[str, Any]], float, f
     seconds spent making them, replaying them through ours alone, and through everything."""
     assert _JOB is not None
     raw, seed, settings, keep = _JOB
+    with no_collections():
+        return _chunk_of(items, raw, seed, settings, keep)
+
+
+def _chunk_of(
+    items: list[tuple[int, int]], raw: dict[str, Any], seed: int, settings: Settings, keep: Path | None
+) -> tuple[list[dict[str, Any]], float, float, float]:
     t0 = time.perf_counter()
     made = [scenario.make(families.FAMILIES[f], i, seed, settings, keep) for f, i in items]
     t_gen = time.perf_counter() - t0
