@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.config import load
 from orchestrator.record import state_file
 from orchestrator.runs import evaluator, fanout, monitor
-from tests.helpers import Receiver, cli, live_generic_run, spiral_pages, write_config
+from tests.helpers import ROOT, Receiver, cli, live_generic_run, spiral_pages, wait, write_config
 
 KEYS = ("id", "state", "region", "signals", "suspicion", "evidence", "tripped_at_min", "notified", "error")
 
@@ -133,3 +134,57 @@ def test_status_over_a_fleet_pages_each_spiral_once_from_the_parent(
     assert [spiral_pages(receiver, r) for r in spiralling] == [1, 1, 1, 1]
     assert sum(spiral_pages(receiver, r.name) for r in runs) == 4
     assert all(state_file.read(r).notices["spiral"].delivered for r in (home / "runs" / n for n in spiralling))
+
+
+SPLIT_CLI = """
+import sys
+from orchestrator.runs import fanout
+real, marks = fanout._fork, sys.argv[1]
+def noted(share, work):
+    with open(marks, "a") as fh:
+        fh.write(f"{len(share)}\\n")
+    return real(share, work)
+fanout._fork = noted
+if sys.argv[2] == "status":
+    from orchestrator.cli import main
+    sys.argv = ["orchestrator", "status", "--json"]
+    main()
+else:  # the pass as a program calls it, with no notifier at all
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.config import load
+    from orchestrator.runs.watch import one_pass
+    one_pass(BucketsFile(), load(), None)
+"""
+
+
+@pytest.mark.parametrize("caller", ["status", "one_pass"])
+def test_a_split_pass_with_no_notifier_exports_each_ended_runs_trace_once(
+    home: Path, tmp_path: Path, sleeper: subprocess.Popen[bytes], caller: str
+) -> None:
+    """`status` with telemetry and no notify: section, and one_pass(..., notifier=None) as a program calls it."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel extra is not installed")
+    from tests.test_otlp import OtlpReceiver, configure
+
+    otlp = OtlpReceiver()
+    try:
+        configure(home, otlp.url)  # telemetry, and no notify: section
+        runs = _fleet(home, sleeper)
+        sleeper.kill()
+        sleeper.wait()  # every run's supervisor and agent are gone: this pass ends them all (lost)
+        forks = tmp_path / "forks.txt"
+        for _ in range(2):  # the second pass finds every trace exported
+            p = subprocess.run(
+                [sys.executable, "-c", SPLIT_CLI, str(forks), caller],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                env={**os.environ, fanout.JOBS_ENV: "2"},
+                timeout=120,
+            )
+            assert p.returncode == 0, p.stderr
+        assert forks.read_text().split() == ["10", "10"], "a pass was not split (a thread ran before it?)"
+        wait(lambda: all(otlp.runs(r.name) for r in runs), timeout=30, what="every run's trace")
+        assert [len(otlp.runs(r.name)) for r in runs] == [1] * len(runs)
+        assert all(state_file.read(r).state == "lost" for r in runs)
+    finally:
+        otlp.stop()
