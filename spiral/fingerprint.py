@@ -23,7 +23,6 @@ from spiral.regexfast import required, required_folded, skipping
 _MEMO = 4096
 _HEAD = 100  # characters of an output's start compared (model.cut keeps as many)
 _TAIL = 120  # characters of its (masked) end compared
-_SPACE = re.compile(r"\s+")
 
 
 class Facts(NamedTuple):
@@ -114,7 +113,7 @@ class Fingerprinter:
 
     def _mask(self, text: str) -> str:
         out = self.masks.sub("#", text) if self.masks is not None else text
-        return _SPACE.sub(" ", out).strip()
+        return " ".join(out.split())  # runs of whitespace as one space, none at the ends (as `\s+` -> " ", strip)
 
     def same(self, a: ToolCall | Facts, b: ToolCall | Facts) -> bool:
         """Whether two calls came back the same, volatile parts aside (both results known)."""

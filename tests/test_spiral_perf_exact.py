@@ -184,3 +184,12 @@ def test_a_short_outputs_head_and_tail_masked_once_are_what_each_masks_alone() -
     for i, text in enumerate(_texts(6, 2000)):
         got = (fp._head(text), fp._tail(text)) if i % 2 else (fp._tail(text), fp._head(text))[::-1]
         assert got == (fp._mask(text[:100]), fp._mask(text)[-120:]), text
+
+
+def test_whitespace_folds_as_the_regex_folded_it() -> None:
+    space = re.compile(r"\s+")
+    rng = random.Random(7)
+    chars = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u3000\u200bab#"
+    for _ in range(50000):
+        text = "".join(rng.choice(chars) for _ in range(rng.randrange(0, 12)))
+        assert " ".join(text.split()) == space.sub(" ", text).strip(), repr(text)
