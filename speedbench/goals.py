@@ -775,11 +775,19 @@ def ours_from_files(per_family: int) -> float:
 
 
 def _clear_caches() -> None:
-    """Start like a fresh process: the shell-analysis LRU cache empty (where it exists)."""
+    """Start like a fresh process: the shell-analysis LRU caches and the fingerprints' shared memos
+    empty (where they exist)."""
     try:
-        from spiral.shellcmd import analyse
+        from spiral import shellcmd
 
-        analyse.cache_clear()
+        shellcmd.analyse.cache_clear()
+        shellcmd.unwrap.cache_clear()
+    except (ImportError, AttributeError):
+        pass
+    try:
+        from spiral import fingerprint
+
+        fingerprint._SHARED.clear()
     except (ImportError, AttributeError):
         pass
 
