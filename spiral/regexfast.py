@@ -20,6 +20,8 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
+from spiral.alternation import Item, boundary_first
+
 _CATEGORIES = {
     C.CATEGORY_DIGIT: r"\d",
     C.CATEGORY_WORD: r"\w",
@@ -38,21 +40,34 @@ class _Unsure(Exception):
 
 @functools.lru_cache(maxsize=256)  # every Detector rewrites the same few patterns: worked out once a process
 def skipping(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """`pattern`, or an equivalent one that skips the positions where no match can start."""
+    """`pattern`, or an equivalent one that skips the positions where no match can start.
+
+    Its alternatives that start with `\\b` are also tried first, behind one `\\b`
+    (spiral/alternation.py), where that cannot change which alternative matches.
+    """
     if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
         return pattern
     try:
         starts, nullable = _first(_parser.parse(pattern.pattern, pattern.flags))
         if nullable or not starts:
             return pattern
-        return re.compile("(?=[" + "".join(starts) + "])(?:" + pattern.pattern + ")", pattern.flags)
+        body = boundary_first(pattern.pattern, pattern.flags, _first_items) or pattern.pattern
+        return re.compile("(?=[" + "".join(map(_class_item, starts)) + "])(?:" + body + ")", pattern.flags)
     except (_Unsure, re.error, RecursionError):
         return pattern
 
 
-def _first(seq: Any) -> tuple[list[str], bool]:
+def _first_items(text: str, flags: int) -> tuple[list[Item], bool] | None:
+    """What a pattern's text can start with (parser items), and whether it can match empty; None if unsure."""
+    try:
+        return _first(_parser.parse(text, flags))
+    except (_Unsure, re.error, RecursionError):
+        return None
+
+
+def _first(seq: Any) -> tuple[list[Item], bool]:
     """The class items a match of this sequence can start with, and whether it can match empty."""
-    items: list[str] = []
+    items: list[Item] = []
     for op, av in seq:
         starts, nullable = _first_of(op, av)
         items += starts
@@ -61,11 +76,13 @@ def _first(seq: Any) -> tuple[list[str], bool]:
     return items, True
 
 
-def _first_of(op: Any, av: Any) -> tuple[list[str], bool]:
+def _first_of(op: Any, av: Any) -> tuple[list[Item], bool]:
     if op is C.LITERAL:
-        return [re.escape(chr(av))], False
+        return [(op, av)], False
     if op is C.IN:
-        return [_class_item(iop, iav) for iop, iav in av], False
+        for iop, iav in av:
+            _class_item((iop, iav))  # (raises for what a class of its own cannot hold)
+        return [(iop, iav) for iop, iav in av], False
     if op in _ZERO_WIDTH:
         return [], True
     if op is C.SUBPATTERN:
@@ -74,7 +91,7 @@ def _first_of(op: Any, av: Any) -> tuple[list[str], bool]:
             raise _Unsure  # local flags: the class would be read under other flags
         return _first(sub)
     if op is C.BRANCH:
-        items: list[str] = []
+        items: list[Item] = []
         nullable = False
         for branch in av[1]:
             starts, empty = _first(branch)
@@ -90,14 +107,15 @@ def _first_of(op: Any, av: Any) -> tuple[list[str], bool]:
     raise _Unsure  # ANY, NOT_LITERAL, GROUPREF, conditionals...
 
 
-def _class_item(op: Any, av: Any) -> str:
+def _class_item(item: Item) -> str:
+    op, av = item
     if op is C.LITERAL:
         return re.escape(chr(av))
     if op is C.RANGE:
         low, high = av
         return re.escape(chr(low)) + "-" + re.escape(chr(high))
     if op is C.CATEGORY and av in _CATEGORIES:
-        return _CATEGORIES[av]
+        return str(_CATEGORIES[av])
     raise _Unsure  # a negated class, a locale category...
 
 
