@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import shlex
+from collections.abc import Sequence
 
 import pytest
 
@@ -43,9 +44,10 @@ PATTERNS = [
 ALPHABET = 'aAbcdefxyzqré ß\n\t-]/_=*~|[0123456789:.HTTP/1.1 404 Not Found status"lLine pid tmp/foo ms s KB % E  '
 
 
-def _texts(seed: int, n: int) -> list[str]:
+def _texts(seed: int, n: int, pieces: Sequence[str] = ALPHABET, lo: int = 0, hi: int = 120) -> list[str]:
+    """`n` random texts of `lo` to `hi` - 1 pieces (characters of ALPHABET unless told)."""
     rng = random.Random(seed)
-    return ["".join(rng.choice(ALPHABET) for _ in range(rng.randrange(0, 120))) for _ in range(n)]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randrange(lo, hi))) for _ in range(n)]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS, ids=range(len(PATTERNS)))
@@ -59,7 +61,6 @@ def test_a_skipping_pattern_finds_exactly_the_matches_of_the_pattern(pattern: re
 def test_the_masks_rewritten_find_exactly_what_they_found_on_texts_made_to_match() -> None:
     fast = skipping(MASKS)
     assert fast.pattern.startswith("(?=[") and "(?:\\b(?:" in fast.pattern  # the \\b alternatives moved first
-    rng = random.Random(8)
     pieces = [
         "2026-12-02T01:02:03.5Z",
         "12:03:04",
@@ -93,8 +94,7 @@ def test_the_masks_rewritten_find_exactly_what_they_found_on_texts_made_to_match
         "9",
         "é",
     ]
-    for _ in range(20000):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 9)))
+    for text in _texts(8, 20000, pieces, 0, 9):
         assert fast.sub("#", text) == MASKS.sub("#", text), text
         assert [m.span() for m in fast.finditer(text)] == [m.span() for m in MASKS.finditer(text)], text
 
@@ -116,11 +116,9 @@ def _lexer_tokens(text: str) -> list[str]:
 
 
 def test_single_quoted_commands_split_as_shlex_splits_them() -> None:
-    rng = random.Random(4)
     alphabet = "ab1 '';&|()<>\t\r\n\x0b\xa0é#~=-./*?$2"
     checked = 0
-    for _ in range(40000):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 16)))
+    for text in _texts(4, 40000, alphabet, 1, 16):
         if "'" not in text or text.count("'") % 2:
             continue
         tokens = [t.replace("'", "") for t in shellcmd._QUOTED_TOKENS.findall(text)]
@@ -144,7 +142,6 @@ def test_single_quoted_commands_split_as_shlex_splits_them() -> None:
 def test_every_match_holds_one_of_the_required_strings(pattern: re.Pattern[str]) -> None:
     needs = required(pattern)
     assert needs is not None
-    rng = random.Random(2)
     pieces = [
         *needs,
         "foo",
@@ -164,8 +161,7 @@ def test_every_match_holds_one_of_the_required_strings(pattern: re.Pattern[str])
         "abbcde",
     ]
     hits = 0
-    for _ in range(3000):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 6)))
+    for text in _texts(2, 3000, pieces, 0, 6):
         if pattern.search(text) is not None:
             hits += 1
             assert any(s in text for s in needs), text
@@ -177,7 +173,6 @@ def test_a_case_insensitive_pattern_matches_no_ascii_line_without_one_of_its_fol
     needs = required_folded(ERROR_LINE)
     assert needs is not None and "e  " in needs and all(n == n.lower() and n.isascii() for n in needs)
     assert required_folded(ERROR_OUTPUT) is None and required_folded(re.compile("(?i)\u212aelvin")) is None
-    rng = random.Random(3)
     pieces = [
         *needs,
         *(n.upper() for n in needs),
@@ -194,8 +189,7 @@ def test_a_case_insensitive_pattern_matches_no_ascii_line_without_one_of_its_fol
         "ı",
     ]
     hits = 0
-    for _ in range(4000):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 6)))
+    for text in _texts(3, 4000, pieces, 0, 6):
         for line in text.splitlines():
             if ERROR_LINE.search(line) is not None and line.isascii():
                 hits += 1
@@ -212,7 +206,6 @@ def _plain_error(fp: Fingerprinter, text: str) -> str | None:
 
 def test_the_same_error_key_skips_lines_exactly() -> None:
     fp = Fingerprinter(MASKS, ERROR_LINE, ERROR_OUTPUT)
-    rng = random.Random(5)
     pieces = [
         "Error: x",
         "TypeError: bad",
@@ -226,8 +219,7 @@ def test_the_same_error_key_skips_lines_exactly() -> None:
         "ſ",
         "12:03:04",
     ]
-    for _ in range(3000):
-        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+    for text in _texts(5, 3000, pieces, 1, 8):
         call = ToolCall(0.0, "Bash", command="x", is_error=True, result_seen=True, output_ends=text)
         assert fp.error(call) == _plain_error(fp, text), text
 
@@ -241,10 +233,8 @@ def test_a_short_outputs_head_and_tail_masked_once_are_what_each_masks_alone() -
 
 def test_whitespace_folds_as_the_regex_folded_it() -> None:
     space = re.compile(r"\s+")
-    rng = random.Random(7)
     chars = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u3000\u200bab#"
-    for _ in range(50000):
-        text = "".join(rng.choice(chars) for _ in range(rng.randrange(0, 12)))
+    for text in _texts(7, 50000, chars, 0, 12):
         assert " ".join(text.split()) == space.sub(" ", text).strip(), repr(text)
 
 
