@@ -81,7 +81,7 @@ def _flat(text: str) -> list[str] | None:
         return None
     out: list[str] = []
     for alt in alts:
-        if alt.startswith("(?:") and _close(alt, 0) == len(alt) - 1:
+        if alt.startswith("(?:") and _one_group(alt):
             inner = _flat(alt[3:-1])
             if inner is None:
                 return None
@@ -94,36 +94,43 @@ def _flat(text: str) -> list[str] | None:
 def split(text: str) -> list[str] | None:
     """A pattern's text cut at its top-level `|` (not in a group, a class or an escape), or None if unbalanced."""
     out: list[str] = []
-    depth = start = i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":
-            i = _class_end(text, i)
-            if i < 0:
-                return None
-            continue
+    depth = start = 0
+    marks = _marks(text)
+    if marks is None:
+        return None
+    for i, ch in marks:
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
             if depth < 0:
                 return None
-        elif ch == "|" and depth == 0:
+        elif depth == 0:
             out.append(text[start:i])
             start = i + 1
-        i += 1
     if depth:
         return None
     out.append(text[start:])
     return out
 
 
-def _close(text: str, at: int) -> int:
-    """Where the group opened at `at` closes (-1 if it does not)."""
-    depth, i = 0, at
+def _one_group(text: str) -> bool:
+    """Whether the group `text` opens with closes at its last character."""
+    depth = 0
+    for i, ch in _marks(text) or ():
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+    return False
+
+
+def _marks(text: str) -> list[tuple[int, str]] | None:
+    """Where the `(`, `)` and `|` of a pattern's text are (not in a class or an escape); None if a class is unclosed."""
+    out: list[tuple[int, str]] = []
+    i = 0
     while i < len(text):
         ch = text[i]
         if ch == "\\":
@@ -132,16 +139,12 @@ def _close(text: str, at: int) -> int:
         if ch == "[":
             i = _class_end(text, i)
             if i < 0:
-                return -1
+                return None
             continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+        if ch in "()|":
+            out.append((i, ch))
         i += 1
-    return -1
+    return out
 
 
 def _class_end(text: str, at: int) -> int:
