@@ -47,12 +47,12 @@ def skipping(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """
     if pattern.flags & re.IGNORECASE or not isinstance(pattern.pattern, str):
         return pattern
+    got = _first_items(pattern.pattern, pattern.flags)
+    if got is None or got[1] or not got[0]:
+        return pattern  # unsure, or it can match empty
+    body = boundary_first(pattern.pattern, pattern.flags, _first_items) or pattern.pattern
     try:
-        starts, nullable = _first(_parser.parse(pattern.pattern, pattern.flags))
-        if nullable or not starts:
-            return pattern
-        body = boundary_first(pattern.pattern, pattern.flags, _first_items) or pattern.pattern
-        return re.compile("(?=[" + "".join(map(_class_item, starts)) + "])(?:" + body + ")", pattern.flags)
+        return re.compile("(?=[" + "".join(map(_class_item, got[0])) + "])(?:" + body + ")", pattern.flags)
     except (_Unsure, re.error, RecursionError):
         return pattern
 
@@ -80,9 +80,10 @@ def _first_of(op: Any, av: Any) -> tuple[list[Item], bool]:
     if op is C.LITERAL:
         return [(op, av)], False
     if op is C.IN:
-        for iop, iav in av:
-            _class_item((iop, iav))  # (raises for what a class of its own cannot hold)
-        return [(iop, iav) for iop, iav in av], False
+        members = list(av)
+        for member in members:
+            _class_item(member)  # (raises for what a class of its own cannot hold)
+        return members, False
     if op in _ZERO_WIDTH:
         return [], True
     if op is C.SUBPATTERN:

@@ -174,27 +174,23 @@ def _chunk(items: list[tuple[int, int]]) -> tuple[list[dict[str, Any]], float, f
     seconds spent making them, replaying them through ours alone, and through everything."""
     assert _JOB is not None
     raw, seed, settings, keep = _JOB
-    with no_collections():
-        return _chunk_of(items, raw, seed, settings, keep)
-
-
-def _chunk_of(
-    items: list[tuple[int, int]], raw: dict[str, Any], seed: int, settings: Settings, keep: Path | None
-) -> tuple[list[dict[str, Any]], float, float, float]:
-    t0 = time.perf_counter()
-    made = [scenario.make(families.FAMILIES[f], i, seed, settings, keep) for f, i in items]
-    t_gen = time.perf_counter() - t0
-    walks, t_ours = ours(made, raw)
-    rows = []
-    for s, walk in zip(made, walks, strict=True):
-        results = _variants_of(s, raw, walk)
-        calls = list(scenario.calls(s))
-        stuck = _settings(raw, s.overrides)[0][1].bucket(s.bucket).stuck_min
-        shape = baselines.RunShape(s.started_at, s.ended_at, stuck, calls)
-        for name, fn in baselines.BASELINES.items():
-            results[name] = (fn(shape), None)
-        rows.append({"id": s.id, "meta": s.meta, "results": results, "shape": (s.started_at, s.ended_at, len(calls))})
-    return rows, t_gen, t_ours, time.perf_counter() - t0 - t_gen
+    with no_collections():  # a few scenarios' worth of objects: one young pass at the end
+        t0 = time.perf_counter()
+        made = [scenario.make(families.FAMILIES[f], i, seed, settings, keep) for f, i in items]
+        t_gen = time.perf_counter() - t0
+        walks, t_ours = ours(made, raw)
+        rows = []
+        for s, walk in zip(made, walks, strict=True):
+            results = _variants_of(s, raw, walk)
+            calls = list(scenario.calls(s))
+            stuck = _settings(raw, s.overrides)[0][1].bucket(s.bucket).stuck_min
+            shape = baselines.RunShape(s.started_at, s.ended_at, stuck, calls)
+            for name, fn in baselines.BASELINES.items():
+                results[name] = (fn(shape), None)
+            rows.append(
+                {"id": s.id, "meta": s.meta, "results": results, "shape": (s.started_at, s.ended_at, len(calls))}
+            )
+        return rows, t_gen, t_ours, time.perf_counter() - t0 - t_gen
 
 
 def run(
