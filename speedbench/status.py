@@ -431,7 +431,7 @@ def tool_calls_seen(bench: Bench) -> list[int]:
     only every so often (a process keeps the detector in memory between passes), so both lag.
     So: one in-process pass, whatever this process keeps in memory written out (monitor.KEPT, where
     it exists), then the count in each cache file. Calls read but still held back (waiting for
-    their result, evaluator.HOLD_S) are in bench.held.
+    their result, spiral.intake.HOLD_S) are in bench.held.
     """
     one_pass(BucketsFile(), load())
     kept = getattr(monitor, "KEPT", None)
@@ -445,7 +445,7 @@ def tool_calls_seen(bench: Bench) -> list[int]:
             counts.append(0)
             continue
         counts.append(cached.detector.calls)
-        pending = getattr(cached, "pending", [])
+        pending = cached.intake.pending
         bench.held.append(sum(1 for item in pending if isinstance(item, ToolCall)))
     return counts
 

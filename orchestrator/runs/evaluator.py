@@ -25,7 +25,6 @@ import io
 import os
 import pickle
 import time
-from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,19 +39,19 @@ from orchestrator.record.layout import CaseFiles
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import LineCounter, envelopes
+from spiral.intake import FOLLOWERS as FOLLOWERS  # re-exported: guidance/track.py reads it
+from spiral.intake import Intake, agent_time, excerpt
 from spiral.model import Snapshot, ToolCall
-from spiral.outcome import Outcome, blocked_before
+from spiral.outcome import Outcome
 
 # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings
 # name their target, drift and revert state; 9: spend per message in bounded windows (ledger/message_tally.py),
 # the last calls kept raw; 10: spiral objects pickle compact and bounded (their __getstate__); 11: revert memory
 # of the latest changed files, touched paths capped; 12: Codex spend per response in bounded windows; 13: the
 # detector restarts its windows at guidance received, and the first calls after each are kept; 14: spiral's
-# objects pickle the same compiled (setup.py: mypyc) or not (spiral/pickling.py), so either build reads the cache
-CACHE_VERSION = 14
-RECENT = 5  # tool calls kept for the page's "last tool calls"
-FOLLOWERS = 3  # calls kept after a guidance receipt: what the agent did next
-HOLD_S = 60.0  # run-clock seconds a call waits for its result before it counts anyway
+# objects pickle the same compiled (setup.py: mypyc) or not (spiral/pickling.py), so either build reads the cache;
+# 15: the calls held until decided, and the last ones kept, live in spiral's Intake (the pass's loop, compiled)
+CACHE_VERSION = 15
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
 
@@ -65,24 +64,15 @@ class Cached:
     events_offset: int = 0
     workspace_offset: int = 0
     skipped_lines: int = 0
-    # the last calls as (tool, first 8192 characters of its command or path, is_error): made into the
-    # page's redacted lines only when a page needs them (redacting every call would cost more than the pass)
-    recent: deque[tuple[str, str, bool]] = field(default_factory=lambda: deque(maxlen=RECENT))
     spend: RunSpend | None = None
     outcome: Outcome = field(default_factory=Outcome)
-    # calls (and the snapshots after them) read but not yet given to the detector, in time order
-    pending: list[ToolCall | Snapshot] = field(default_factory=list)
-    denied_calls: int = 0
-    last_ts: float = 0.0
-    # each guidance receipt the detector restarted at (agent time), with the first calls after it
-    # (run time, agent time, first calls)
-    followers: list[tuple[float, float, list[tuple[str, str, bool]]]] = field(default_factory=list)
+    # the calls read but not yet decided, the last ones decided (the page's "last tool calls") and
+    # those after each guidance receipt (spiral/intake.py)
+    intake: Intake = field(default_factory=Intake)
 
     def agent_time(self, ts: float) -> float:
         """`ts` on the agent's clock: run time less the time blocked on the provider before it."""
-        if not self.outcome.episodes:
-            return ts
-        return ts - blocked_before(self.outcome.blocked_intervals(ts), ts)
+        return agent_time(self.outcome, ts)
 
 
 def load(path: Path) -> Cached | None:
@@ -187,10 +177,6 @@ def fresh(detector: Detector, fmt: str, workdir: str, model: str | None = None) 
     return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=RunSpend.of(fmt, model))
 
 
-def _excerpt(call: ToolCall) -> tuple[str, str, bool]:
-    return call.tool, (call.command or call.path or "")[:8192], call.is_error
-
-
 def _brief_of(tool: str, text: str, is_error: bool) -> str:
     """One of the page's "last tool calls": redacted whole, then cut (a cut secret escapes the patterns).
 
@@ -204,20 +190,20 @@ def _brief_of(tool: str, text: str, is_error: bool) -> str:
 
 
 def _brief(call: ToolCall) -> str:
-    return _brief_of(*_excerpt(call))
+    return _brief_of(*excerpt(call))
 
 
 def briefs(cached: Cached) -> list[str]:
     """The page's "last tool calls", made when a page needs them (not for every call: redaction is dear)."""
-    return [_brief_of(*r) for r in cached.recent]
+    return [_brief_of(*r) for r in cached.intake.recent]
 
 
 def catch_up(cached: Cached, files: CaseFiles) -> int:
     """Feed what the run's files gained since the last call; returns new tool calls.
 
     Streams: calls and snapshots go to the detector as they are read, merged in time order
-    (a snapshot after the calls of its time), so a first pass over a long run holds only
-    what is still undecided, never the whole log.
+    (a snapshot after the calls of its time: spiral/intake.py), so a first pass over a long run
+    holds only what is still undecided, never the whole log.
     """
     before = cached.detector.calls
     # snapshots only up to where workspace.jsonl ended before the events are read: one written while
@@ -227,37 +213,15 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     except OSError:
         ws_end = 0
     snaps = _snapshots(cached, files, ws_end)
-    nxt = next(snaps, None)
-    pending = cached.pending
     spend = cached.spend.feed if cached.spend is not None else None
-    outcome, adapter = cached.outcome.feed, cached.adapter.feed
-    last_ts = cached.last_ts
     read = LineCounter(cached.events_offset)
     try:
         with _open_at(files.events, read.offset) as fh:
             events = envelopes(fh, read, live=True)
-            for ts, data in events:
-                if ts > last_ts:
-                    cached.last_ts = last_ts = ts
-                if spend is not None:
-                    spend(data)
-                outcome(ts, data)
-                calls = adapter(ts, data)
-                if not calls:
-                    continue
-                for call in calls:
-                    while nxt is not None and nxt.ts < call.ts:
-                        pending.append(nxt)
-                        nxt = next(snaps, None)
-                    pending.append(call)
-                _release(cached, final=False)
-        while nxt is not None:
-            pending.append(nxt)
-            nxt = next(snaps, None)
+            cached.intake.take(events, snaps, cached.adapter, cached.outcome, cached.detector, spend)
     finally:
         cached.events_offset, cached.skipped_lines = read.offset, cached.skipped_lines + read.skipped
         snaps.close()
-    _release(cached, final=False)
     return cached.detector.calls - before
 
 
@@ -287,47 +251,18 @@ def _snapshots(cached: Cached, files: CaseFiles, until: int) -> Generator[Snapsh
             yield snap
 
 
-def _release(cached: Cached, *, final: bool) -> None:
-    """Give the detector what is decided: everything up to the first call still waiting for its result."""
-    det, out = cached.detector, 0
-    for item in cached.pending:
-        if isinstance(item, Snapshot):
-            item.ts = cached.agent_time(item.ts)
-            det.add_snapshot(item)
-        else:
-            if not item.result_seen and not final and cached.last_ts - item.ts < HOLD_S:
-                break
-            if item.denied:
-                cached.denied_calls += 1
-            else:
-                cached.recent.append(_excerpt(item))
-                item.ts = cached.agent_time(item.ts)
-                det.add_call(item)
-                if cached.followers:
-                    _, at, first = cached.followers[-1]
-                    if item.ts >= at and len(first) < FOLLOWERS:
-                        first.append(_excerpt(item))
-        out += 1
-    del cached.pending[:out]
-
-
 def restart_at(cached: Cached, key: float, agent_at: float) -> None:
     """Guidance reached the agent (at run time `key`; `agent_at` on the agent's clock): the detector's
     windows start again there, and the calls after it are kept for the receipt."""
-    if any(raw == key for raw, _, _ in cached.followers):
-        return
-    cached.detector.restart(agent_at)
-    cached.followers.append((key, agent_at, []))
+    cached.intake.restart_at(cached.detector, key, agent_at)
 
 
 def followers(cached: Cached, at: float) -> list[str] | None:
     """The first calls after the receipt `at` (its key), as the page shows calls (None: not restarted there)."""
-    for raw, _, first in cached.followers:
-        if raw == at:
-            return [_brief_of(*f) for f in first]
-    return None
+    first = cached.intake.followers_of(at)
+    return None if first is None else [_brief_of(*f) for f in first]
 
 
 def flush(cached: Cached) -> None:
     """The run ended: whatever is still pending counts now."""
-    _release(cached, final=True)
+    cached.intake.release(cached.detector, cached.outcome, True)
