@@ -94,9 +94,15 @@ class _Tally:
 
     def _add(self, entry: Any, sign: int) -> None:
         key, counts = self._row(entry)
-        row = self.rows.setdefault(key, [0, 0, 0, 0, 0])
-        for i, c in enumerate(counts):
-            row[i] += sign * c
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = [0, 0, 0, 0, 0]
+        a, b, c, d, e = counts  # (written out: every message of a first pass comes here)
+        row[0] += sign * a
+        row[1] += sign * b
+        row[2] += sign * c
+        row[3] += sign * d
+        row[4] += sign * e
 
     def _row(self, entry: Any) -> tuple[tuple[str, int], tuple[int, ...]]:
         raise NotImplementedError
@@ -119,6 +125,9 @@ class MessageTally(_Tally):
         if key is None:
             key = f"#{self.n}"
         before = self.recent.get(key)
+        if before is None:  # a new message: nearly every line of a first pass
+            self._store(key, None, (model, *counts))
+            return
         entry = merged(before, model, counts)
         if entry != before:
             self._store(key, before, entry)
@@ -139,10 +148,15 @@ class StreamTail:
     entries: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
 
     def put(self, key: str, model: str, counts: tuple[int, ...]) -> None:
-        self.entries[key] = merged(self.entries.get(key), model, counts)
-        self.entries.move_to_end(key)
-        if len(self.entries) > TAIL:
-            self.entries.popitem(last=False)
+        entries = self.entries
+        before = entries.get(key)
+        if before is None:
+            entries[key] = (model, *counts)  # type: ignore[assignment]  # (five counts: an Entry)
+        else:
+            entries[key] = merged(before, model, counts)
+            entries.move_to_end(key)
+        if len(entries) > TAIL:
+            entries.popitem(last=False)
 
     def confirm(self, key: str) -> None:
         """The transcript has message `key`: it and every stream message before it are the transcript's

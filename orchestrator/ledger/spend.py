@@ -26,6 +26,7 @@ a result line or `turn.completed` have no request sizes and sit in tier 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,12 +101,26 @@ def _pos(v: Any) -> int:
 
 
 def anthropic_counts(u: dict[str, Any]) -> Counts:
-    """Counts of an Anthropic `usage` object (snake_case, as the API and the transcript write it)."""
+    """Counts of an Anthropic `usage` object (snake_case, as the API and the transcript write it).
+
+    _pos written out (a first pass counts every assistant line of a long log: 87k on the bench's)."""
     get = u.get
-    cw = _pos(get("cache_creation_input_tokens"))
+    i, o, cr, cw = (
+        get("input_tokens"),
+        get("output_tokens"),
+        get("cache_read_input_tokens"),
+        get("cache_creation_input_tokens"),
+    )
+    cw = cw if type(cw) is int and cw > 0 else 0
     split = get("cache_creation")
     one_hour = min(_int(split, "ephemeral_1h_input_tokens"), cw) if split is not None else 0
-    return (_pos(get("input_tokens")), _pos(get("output_tokens")), _pos(get("cache_read_input_tokens")), cw, one_hour)
+    return (
+        i if type(i) is int and i > 0 else 0,
+        o if type(o) is int and o > 0 else 0,
+        cr if type(cr) is int and cr > 0 else 0,
+        cw,
+        one_hour,
+    )
 
 
 def openai_counts(u: dict[str, Any]) -> tuple[Counts, int]:
@@ -159,18 +174,42 @@ class SpendCounter:
     # ---- the agent's stdout -------------------------------------------------------------
 
     def feed(self, data: Any) -> None:
-        if not isinstance(data, dict):
-            return
+        self.feeder()(data)
+
+    def feeder(self) -> Callable[[Any], None]:
+        """`feed` for this counter's format, chosen once (a first pass calls it on every line)."""
         if self.fmt == "claude-transcript":
+            return self._transcript_line
+        if self.fmt.startswith("claude"):
+            return self._claude_line
+        if self.fmt == "codex-json":
+            return self._codex_line
+        return _ignore
+
+    def _transcript_line(self, data: Any) -> None:
+        if type(data) is dict or isinstance(data, dict):
             self.feed_transcript(str(data.get("sessionId") or ""), data)
-        elif self.fmt.startswith("claude"):
-            self._claude(data.get("type"), data)
-        elif self.fmt == "codex-json":
+
+    def _codex_line(self, data: Any) -> None:
+        if type(data) is dict or isinstance(data, dict):
             self._codex(data.get("type"), data)
 
-    def _claude(self, kind: Any, data: dict[str, Any]) -> None:
+    def _claude_line(self, data: Any) -> None:
+        """One line of Claude's stdout: an assistant line (nearly every line that counts) first."""
+        if type(data) is not dict and not isinstance(data, dict):
+            return
         sid = data.get("session_id")
-        sid = self._session = sid if isinstance(sid, str) else self._session
+        if type(sid) is str or isinstance(sid, str):
+            self._session = sid
+        else:
+            sid = self._session
+        kind = data.get("type")
+        if kind == "assistant":
+            self._message(sid, data.get("message"))
+        elif kind != "user":
+            self._claude(kind, sid, data)
+
+    def _claude(self, kind: Any, sid: str, data: dict[str, Any]) -> None:
         if kind == "system" and data.get("subtype") in ("init", None):
             s = self.sessions.setdefault(sid, ClaudeSession())
             s.cwd = data["cwd"] if isinstance(data.get("cwd"), str) else s.cwd
@@ -180,8 +219,6 @@ class SpendCounter:
                 s.project_dir = auto.rstrip("/").removesuffix("/memory")
             if isinstance(data.get("model"), str):
                 self.model = data["model"]
-        elif kind == "assistant":
-            self._message(sid, data.get("message"))
         elif kind == "result":
             self.sessions.setdefault(sid, ClaudeSession()).result = self._result(data)
 
@@ -346,6 +383,10 @@ class SpendCounter:
         """The model Codex says it used (its rollout), else the profile's."""
         named = [r.model for r in self.rollouts.values() if r.model]
         return named[-1] if named else self.model
+
+
+def _ignore(data: Any) -> None:
+    """A format whose stdout carries no usage."""
 
 
 def _message_rows(s: ClaudeSession) -> list[tuple[str, int, list[int]]]:

@@ -213,7 +213,7 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     except OSError:
         ws_end = 0
     snaps = _snapshots(cached, files, ws_end)
-    spend = cached.spend.feed if cached.spend is not None else None
+    spend = cached.spend.counter.feeder() if cached.spend is not None else None
     read = LineCounter(cached.events_offset)
     try:
         with _open_at(files.events, read.offset) as fh:
