@@ -5,6 +5,7 @@ reads a clock or a file, and a tick costs the same however long the run is.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import deque
 from collections.abc import Iterable
@@ -343,22 +344,18 @@ class Detector:
         s, b = self.settings, self.bucket
         start = self.started_at
         grew_at = self.touched_grew_at if self.snapshots else self._written_grew_at
-        candidates = [
-            start + b.soft_start_min * 60,
-            start + b.stuck_min * 60,
-            start + s.stall_expected_factor * b.expected_min * 60,
-            grew_at + s.stall_min * 60,
-        ]
+        best = _sooner(now, math.inf, start + b.soft_start_min * 60)  # (no list: every walked tick asks)
+        best = _sooner(now, best, start + b.stuck_min * 60)
+        best = _sooner(now, best, start + s.stall_expected_factor * b.expected_min * 60)
+        best = _sooner(now, best, grew_at + s.stall_min * 60)
         if len(self.debris_files) >= s.debris_min:
-            candidates.append(self.progress_at + s.progress_quiet_min * 60)
+            best = _sooner(now, best, self.progress_at + s.progress_quiet_min * 60)
         if self._drifting:
-            candidates.append(self._in_scope_at + self.rules.drift_quiet_min * 60)
-        candidates += self._restart_due[:1]
-        deadline = self.windows.next_deadline()
-        if deadline is not None:  # a call still waiting for its result is taken when its wait runs out
-            candidates.append(deadline)
-        later = [c for c in candidates if c > now]
-        return min(later) if later else float("inf")
+            best = _sooner(now, best, self._in_scope_at + self.rules.drift_quiet_min * 60)
+        if self._restart_due:
+            best = _sooner(now, best, self._restart_due[0])
+        deadline = self.windows.next_deadline()  # a call still waiting for its result is taken when its wait runs out
+        return best if deadline is None else _sooner(now, best, deadline)
 
     def _window_findings(
         self, provisional: tuple[SlidingCounter, SlidingCounter, SlidingCounter, SlidingCounter] | None = None
@@ -396,3 +393,7 @@ def _remember(paths: dict[str, None], path: str) -> None:
     if len(paths) >= _PATHS:
         del paths[next(iter(paths))]
     paths[path] = None
+
+
+def _sooner(now: float, best: float, c: float) -> float:
+    return c if now < c < best else best
