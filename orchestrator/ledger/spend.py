@@ -183,16 +183,12 @@ class SpendCounter:
         if self.fmt.startswith("claude"):
             return self._claude_line
         if self.fmt == "codex-json":
-            return self._codex_line
+            return self._codex
         return _ignore
 
     def _transcript_line(self, data: Any) -> None:
         if type(data) is dict or isinstance(data, dict):
             self.feed_transcript(str(data.get("sessionId") or ""), data)
-
-    def _codex_line(self, data: Any) -> None:
-        if type(data) is dict or isinstance(data, dict):
-            self._codex(data.get("type"), data)
 
     def _claude_line(self, data: Any) -> None:
         """One line of Claude's stdout: an assistant line (nearly every line that counts) first."""
@@ -254,7 +250,8 @@ class SpendCounter:
             out.unattributed_usd = total - attributed
         return out
 
-    def _codex(self, kind: Any, data: dict[str, Any]) -> None:
+    def _codex(self, data: Any) -> None:
+        kind = data.get("type") if isinstance(data, dict) else None
         if kind == "thread.started" and isinstance(data.get("thread_id"), str):
             if data["thread_id"] not in self.threads:
                 self.threads.append(data["thread_id"])
