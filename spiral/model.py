@@ -47,7 +47,7 @@ def excerpt(text: str) -> str:
     return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ToolCall:
     """One tool call, as every log format is reduced to it.
 
@@ -72,6 +72,27 @@ class ToolCall:
     exit_code: int | None = None  # where the format reports one
     agent: str | None = None  # the subagent that made the call (its id), None for the run's own agent
     output_ends: str | None = field(default=None, repr=False)  # see `output`
+
+    def __init__(
+        self,
+        ts: float,
+        tool: str,
+        command: str | None = None,
+        path: str | None = None,
+        is_error: bool = False,
+        call_id: str | None = None,
+        cwd: str | None = None,
+        result_seen: bool = False,
+        denied: bool = False,
+        exit_code: int | None = None,
+        agent: str | None = None,
+        output_ends: str | None = None,
+    ) -> None:
+        # written out, so the compiled build makes it native (a dataclass's generated one runs as
+        # Python): one ToolCall per call of every log read
+        self.ts, self.tool, self.command, self.path, self.is_error = ts, tool, command, path, is_error
+        self.call_id, self.cwd, self.result_seen, self.denied = call_id, cwd, result_seen, denied
+        self.exit_code, self.agent, self.output_ends = exit_code, agent, output_ends
 
     @property
     def output(self) -> str | None:

@@ -2,8 +2,21 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+
+def open_at(path: Path, offset: int = 0) -> BinaryIO:
+    """The file read from byte `offset` (empty when it does not exist yet), buffered; binary
+    readline splits on \n only, as replay does: a \r inside a line does not end it."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return io.BytesIO()
+    fh.seek(offset)
+    return fh
 
 
 def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:

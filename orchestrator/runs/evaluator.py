@@ -21,17 +21,16 @@ permission layer denied is not evidence that anything ran.
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
+from orchestrator.infra.lines import open_at as _open_at  # (a module global: a test replaces it)
 from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.notify.pages import redact
@@ -223,17 +222,6 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
         cached.events_offset, cached.skipped_lines = read.offset, cached.skipped_lines + read.skipped
         snaps.close()
     return cached.detector.calls - before
-
-
-def _open_at(path: Path, offset: int) -> BinaryIO:
-    """The file read from byte `offset` (empty when it does not exist yet), buffered; binary
-    readline splits on \n only, as replay does: a \r inside a line does not end it."""
-    try:
-        fh = path.open("rb")
-    except FileNotFoundError:
-        return io.BytesIO()
-    fh.seek(offset)
-    return fh
 
 
 def _snapshots(cached: Cached, files: CaseFiles, until: int) -> Generator[Snapshot, None, None]:
