@@ -28,7 +28,7 @@ from orchestrator.ledger.agent_records import (
     claude_transcript,
     codex_rollouts,
 )
-from orchestrator.ledger.spend import ClaudeSession, Spend
+from spiral.spend import ClaudeSession, Spend
 from tests.helpers import ROOT, git
 from tests.scripted_model import CallTool, Reply, Run, ScriptedModel, Step, Usage
 

@@ -10,7 +10,7 @@ import pytest
 
 from orchestrator import config
 from orchestrator.ledger import prices
-from orchestrator.ledger.spend import PROMPT_TIERS, Spend
+from spiral.spend import PROMPT_TIERS, Spend
 from tests.helpers import ROOT
 
 
@@ -110,7 +110,7 @@ def test_genai_prices_is_imported_only_when_a_price_is_looked_up() -> None:
         "import sys\n"
         "import orchestrator.cli, orchestrator.runs.monitor, orchestrator.ledger.rows, orchestrator.ledger.store\n"
         "from orchestrator.ledger import prices\n"
-        "from orchestrator.ledger.spend import Spend\n"
+        "from spiral.spend import Spend\n"
         "s = Spend(provider='anthropic'); s.add('claude-opus-4-8[1m]', [10, 1, 0, 0, 0]); s.reported['claude-opus-4-8[1m]'] = 0.1\n"
         "assert prices.cost(s, {}) == (0.1, [])\n"
         "assert 'genai_prices' not in sys.modules, 'imported too early'\n"

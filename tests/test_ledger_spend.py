@@ -1,4 +1,4 @@
-"""Spend (orchestrator/ledger/spend.py): tokens from the agents' own lines, as the real CLIs write them.
+"""Spend (spiral/spend.py): tokens from the agents' own lines, as the real CLIs write them.
 
 The literals are excerpts (trimmed of fields the counter does not read) of lines Claude
 Code 2.1.197 and Codex 0.171.0 wrote against tests/scripted_model.py
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from orchestrator.ledger import prices
-from orchestrator.ledger.spend import SpendCounter, tier_of
+from spiral.spend import SpendCounter, tier_of
 from tests.helpers import REAL_TRACES
 
 SID = "104e8091-c1c2-4688-89c9-f42ea7822294"

@@ -3,7 +3,7 @@
 The watcher keeps each run's cached detector in memory (runs/evaluator.py `Kept`),
 reads the cache file again only when another process rewrote it, and writes it
 when it changed, at most once per PERSIST_S. Claude spend is summed per message
-in bounded windows (ledger/message_tally.py), so nothing here grows with history.
+in bounded windows (spiral/message_tally.py), so nothing here grows with history.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import orjson
 import pytest
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.ledger import message_tally
-from orchestrator.ledger.spend import SpendCounter
 from orchestrator.record.layout import RunDir
 from orchestrator.runs import evaluator
+from spiral import message_tally
 from spiral.detector import Detector
 from spiral.envelope import make_envelope
+from spiral.spend import SpendCounter
 from spiral.timestamps import format_ts
 from tests.helpers import ROOT
 

@@ -27,7 +27,7 @@ import orjson
 
 from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.prices import Rates
-from orchestrator.ledger.spend import ClaudeSession, Spend, SpendCounter
+from spiral.spend import ClaudeSession, Spend, SpendCounter
 
 _MAX_NAME = 200
 

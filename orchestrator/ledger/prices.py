@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from orchestrator.ledger.spend import Spend
+from spiral.spend import Spend
 
 Overrides = dict[str, tuple[float, float, float, float]]
 _SUFFIX = re.compile(r"\[[^\]]*\]$")  # claude-opus-4-8[1m]: the 1M-context variant, priced as the model

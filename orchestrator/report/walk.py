@@ -17,7 +17,6 @@ from orchestrator.corpus.case import Case
 from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.corpus.replay import provider_intervals
 from orchestrator.ledger import prices
-from orchestrator.ledger.spend import SpendCounter
 from orchestrator.notify.pages import redact, redact_cut
 from orchestrator.record.layout import CaseFiles
 from orchestrator.report.timeline import KINDS, Call, Tick, Timeline, run_time
@@ -28,6 +27,7 @@ from spiral.model import Snapshot, ToolCall
 from spiral.observe import observe
 from spiral.outcome import blocked_before
 from spiral.settings import Settings
+from spiral.spend import SpendCounter
 from spiral.verdict import Verdict
 from spiral.walk import TickWalk, Watch, drive
 

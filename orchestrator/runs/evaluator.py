@@ -44,7 +44,7 @@ from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome
 
 # 6: the last tool calls are redacted before they are cut; 7: the detector has rules and scope; 8: findings
-# name their target, drift and revert state; 9: spend per message in bounded windows (ledger/message_tally.py),
+# name their target, drift and revert state; 9: spend per message in bounded windows (spiral/message_tally.py),
 # the last calls kept raw; 10: spiral objects pickle compact and bounded (their __getstate__); 11: revert memory
 # of the latest changed files, touched paths capped; 12: Codex spend per response in bounded windows; 13: the
 # detector restarts its windows at guidance received, and the first calls after each are kept; 14: spiral's

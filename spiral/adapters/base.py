@@ -139,7 +139,12 @@ class IdMemory:
             old = calls.get(key)
             calls[key] = (old[0] if old is not None else self._seq, call)  # a key put again keeps its place
             if len(calls) > self._prune_at:  # entries `get` no longer answers with are dropped now and then
-                self._calls = calls = {k: e for k, e in calls.items() if self._alive(*e)}
+                seq, size = self._seq, self._size  # (_alive, written out: no call per entry)
+                self._calls = calls = {
+                    k: e
+                    for k, e in calls.items()
+                    if seq - e[0] < _RESOLVED or (seq - e[0] < size and not e[1].result_seen)
+                }
                 self._prune_at = max(_RESOLVED * 2, len(calls) * 2)
         elif key in calls:
             del calls[key]

@@ -27,6 +27,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
+from spiral.pickling import attrs_of, set_attrs
+
 # (model, input, output, cache read, cache write, of which 1 hour)
 Entry = tuple[str, int, int, int, int, int]
 
@@ -69,6 +73,7 @@ def floored(rows: Rows, floor: Rows) -> Rows:
     return out
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 @dataclass
 class _Tally:
     """Sums by (model, tier), kept up to date as entries come and change; the last WINDOW keys remembered."""
@@ -79,6 +84,12 @@ class _Tally:
     # the sums before the source was rewritten and read again from its start (`restart`): what it
     # counts now is at least that, each figure (billed messages stay billed, none counts twice)
     floor: Rows = field(default_factory=dict)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return attrs_of(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_attrs(self, state)
 
     def _store(self, key: str, before: Any, entry: Any) -> None:
         """`entry` in place of `before` (None: a key not remembered, a new entry)."""
@@ -116,6 +127,7 @@ class _Tally:
         self.floor, self.rows, self.recent = self.totals(), {}, OrderedDict()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 @dataclass
 class MessageTally(_Tally):
     """One Claude source's messages, each figure at the largest any of its lines gave."""
@@ -141,11 +153,18 @@ class MessageTally(_Tally):
         return key in self.recent
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 @dataclass
 class StreamTail:
     """Stream messages the transcript has not shown yet (at most TAIL, the newest kept)."""
 
     entries: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return attrs_of(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_attrs(self, state)
 
     def put(self, key: str, model: str, counts: tuple[int, ...]) -> None:
         entries = self.entries
@@ -173,6 +192,7 @@ class StreamTail:
 Response = tuple[str, tuple[int, ...], int]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 @dataclass
 class ResponseTally(_Tally):
     """Codex responses: each id's latest figures (a record written again replaces its own), summed as they

@@ -1,11 +1,11 @@
-"""Tokens and dollars of a run, counted from what the agent itself wrote (pure: no I/O).
+"""Tokens and dollars of a run, counted from what the agent itself wrote (pure: no I/O; compiled with spiral/, being every line's other reader in a live pass).
 
 Claude Code (claude-stream-json), best source first:
 
 * the `result` line: the CLI's own totals for the session (`modelUsage` per model,
   cache fields and `costUSD` included; else `usage` and `total_cost_usd`): exact;
 * the session transcript (`CLAUDE_CONFIG_DIR/projects/<cwd>/<session>.jsonl`, found
-  and read by `agent_records.py`, fed here through `feed_transcript`): every
+  and read by `orchestrator/ledger/agent_records.py`, fed here through `feed_transcript`): every
   message's final usage, written while the run goes on;
 * the stream's own `assistant` lines: one per content block, carrying the
   *message_start* usage (output not final), so only a last resort.
@@ -30,107 +30,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.ledger.message_tally import (
+from mypy_extensions import mypyc_attr
+
+from spiral.message_tally import (
     PROMPT_TIERS as PROMPT_TIERS,  # re-exported: prices and tests use spend.PROMPT_TIERS
 )
-from orchestrator.ledger.message_tally import MessageTally, ResponseTally, StreamTail, tier_key, tier_of
-
-# input (uncached), output, cache read, cache write (all), of which written for 1 hour
-Counts = tuple[int, int, int, int, int]
-
-
-@dataclass
-class Spend:
-    rows: dict[tuple[str, int], list[int]] = field(default_factory=dict)  # (model, tier) -> Counts
-    reported: dict[str, float] = field(default_factory=dict)  # model -> the agent's own dollars for it
-    unattributed_usd: float | None = None  # the agent's own dollars that no model is named for
-    provider: str | None = None  # "anthropic" / "openai": where a model name is looked up
-
-    def add(self, model: str, counts: Counts | list[int], tier: int = 0) -> None:
-        if not any(counts):
-            return
-        row = self.rows.setdefault((model, tier), [0, 0, 0, 0, 0])
-        for i, n in enumerate(counts):
-            row[i] += n
-
-    def merge(self, other: Spend) -> None:
-        for (model, tier), counts in other.rows.items():
-            self.add(model, counts, tier)
-        for model, usd in other.reported.items():
-            self.reported[model] = self.reported.get(model, 0.0) + usd
-        if other.unattributed_usd is not None:
-            self.unattributed_usd = (self.unattributed_usd or 0.0) + other.unattributed_usd
-
-    def _sum(self, i: int) -> int:
-        return sum(row[i] for row in self.rows.values())
-
-    @property
-    def input_tokens(self) -> int:
-        return self._sum(0)
-
-    @property
-    def output_tokens(self) -> int:
-        return self._sum(1)
-
-    @property
-    def cache_read_tokens(self) -> int:
-        return self._sum(2)
-
-    @property
-    def cache_write_tokens(self) -> int:
-        return self._sum(3)
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
-
-    def models(self) -> list[str]:
-        return list(dict.fromkeys([m for m, _ in self.rows] + list(self.reported)))
+from spiral.message_tally import MessageTally, ResponseTally, StreamTail, tier_key, tier_of
+from spiral.pickling import attrs_of, set_attrs
+from spiral.usage import Counts, _int, _num, anthropic_counts, openai_counts
+from spiral.usage import Spend as Spend  # (re-exported: prices, agent_records and the report read it from here)
 
 
-def _int(d: Any, key: str) -> int:
-    return _pos(d.get(key)) if type(d) is dict else 0
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-
-
-def _pos(v: Any) -> int:
-    return v if type(v) is int and v > 0 else 0
-
-
-def anthropic_counts(u: dict[str, Any]) -> Counts:
-    """Counts of an Anthropic `usage` object (snake_case, as the API and the transcript write it).
-
-    _pos written out (a first pass counts every assistant line of a long log: 87k on the bench's)."""
-    get = u.get
-    i, o, cr, cw = (
-        get("input_tokens"),
-        get("output_tokens"),
-        get("cache_read_input_tokens"),
-        get("cache_creation_input_tokens"),
-    )
-    cw = cw if type(cw) is int and cw > 0 else 0
-    split = get("cache_creation")
-    one_hour = min(_int(split, "ephemeral_1h_input_tokens"), cw) if split is not None else 0
-    return (
-        i if type(i) is int and i > 0 else 0,
-        o if type(o) is int and o > 0 else 0,
-        cr if type(cr) is int and cr > 0 else 0,
-        cw,
-        one_hour,
-    )
-
-
-def openai_counts(u: dict[str, Any]) -> tuple[Counts, int]:
-    """(counts, prompt size) of a Codex usage object, whose input_tokens include the cached ones."""
-    prompt = _int(u, "input_tokens")
-    cached = min(_int(u, "cached_input_tokens"), prompt)
-    written = min(_int(u, "cache_write_input_tokens"), prompt - cached)
-    return (prompt - cached - written, _int(u, "output_tokens"), cached, written, 0), prompt
-
-
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 @dataclass
 class ClaudeSession:
     cwd: str | None = None
@@ -140,6 +51,12 @@ class ClaudeSession:
     transcript: MessageTally = field(default_factory=MessageTally)
     tail: StreamTail = field(default_factory=StreamTail)  # stream messages the transcript has not shown yet
 
+    def __getstate__(self) -> dict[str, Any]:
+        return attrs_of(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_attrs(self, state)
+
     @property
     def has_messages(self) -> bool:
         return bool(self.stream.n or self.transcript.n)
@@ -147,6 +64,7 @@ class ClaudeSession:
     result: Spend | None = None
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 @dataclass
 class Rollout:
     model: str | None = None
@@ -156,7 +74,14 @@ class Rollout:
     total: Counts = (0, 0, 0, 0, 0)  # the thread's running total, as the rollout last said it
     _last_total: int = 0
 
+    def __getstate__(self) -> dict[str, Any]:
+        return attrs_of(self)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_attrs(self, state)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class SpendCounter:
     """Fed the agent's own lines one at a time (its stdout, its transcript, its rollout)."""
 
@@ -170,6 +95,12 @@ class SpendCounter:
         self._exec: list[int] = [0, 0, 0, 0, 0]  # summed turn.completed usage
         # the last message line counted: the next content block of the same message repeats it
         self._last: tuple[str, bool, str, Any, Any] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return attrs_of(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        set_attrs(self, state)
 
     # ---- the agent's stdout -------------------------------------------------------------
 
