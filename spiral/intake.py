@@ -24,7 +24,6 @@ from mypy_extensions import mypyc_attr
 from spiral.adapters.base import Adapter
 from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome, blocked_before
-from spiral.pickling import attrs_of, set_attrs
 
 RECENT = 5  # tool calls kept for the page's "last tool calls"
 FOLLOWERS = 3  # calls kept after a guidance receipt: what the agent did next
@@ -68,12 +67,6 @@ class Intake:
         # each guidance receipt the detector restarted at (agent time), with the first calls after it
         # (run time, agent time, first calls)
         self.followers: list[tuple[float, float, list[Excerpt]]] = []
-
-    def __getstate__(self) -> dict[str, object]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
 
     def take(
         self,

@@ -29,8 +29,6 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from spiral.pickling import attrs_of, set_attrs
-
 # (model, input, output, cache read, cache write, of which 1 hour)
 Entry = tuple[str, int, int, int, int, int]
 
@@ -84,12 +82,6 @@ class _Tally:
     # the sums before the source was rewritten and read again from its start (`restart`): what it
     # counts now is at least that, each figure (billed messages stay billed, none counts twice)
     floor: Rows = field(default_factory=dict)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
 
     def _store(self, key: str, before: Any, entry: Any) -> None:
         """`entry` in place of `before` (None: a key not remembered, a new entry)."""
@@ -159,12 +151,6 @@ class StreamTail:
     """Stream messages the transcript has not shown yet (at most TAIL, the newest kept)."""
 
     entries: OrderedDict[str, Entry] = field(default_factory=OrderedDict)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
 
     def put(self, key: str, model: str, counts: tuple[int, ...]) -> None:
         entries = self.entries

@@ -36,7 +36,6 @@ from spiral.message_tally import (
     PROMPT_TIERS as PROMPT_TIERS,  # re-exported: prices and tests use spend.PROMPT_TIERS
 )
 from spiral.message_tally import MessageTally, ResponseTally, StreamTail, tier_key, tier_of
-from spiral.pickling import attrs_of, set_attrs
 from spiral.usage import Counts, _int, _num, anthropic_counts, openai_counts
 from spiral.usage import Spend as Spend  # (re-exported: prices, agent_records and the report read it from here)
 
@@ -50,12 +49,6 @@ class ClaudeSession:
     stream: MessageTally = field(default_factory=MessageTally)
     transcript: MessageTally = field(default_factory=MessageTally)
     tail: StreamTail = field(default_factory=StreamTail)  # stream messages the transcript has not shown yet
-
-    def __getstate__(self) -> dict[str, Any]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
 
     @property
     def has_messages(self) -> bool:
@@ -74,12 +67,6 @@ class Rollout:
     total: Counts = (0, 0, 0, 0, 0)  # the thread's running total, as the rollout last said it
     _last_total: int = 0
 
-    def __getstate__(self) -> dict[str, Any]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
-
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class SpendCounter:
@@ -95,12 +82,6 @@ class SpendCounter:
         self._exec: list[int] = [0, 0, 0, 0, 0]  # summed turn.completed usage
         # the last message line counted: the next content block of the same message repeats it
         self._last: tuple[str, bool, str, Any, Any] | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
 
     # ---- the agent's stdout -------------------------------------------------------------
 

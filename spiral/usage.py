@@ -7,8 +7,6 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from spiral.pickling import attrs_of, set_attrs
-
 # input (uncached), output, cache read, cache write (all), of which written for 1 hour
 Counts = tuple[int, int, int, int, int]
 
@@ -20,12 +18,6 @@ class Spend:
     reported: dict[str, float] = field(default_factory=dict)  # model -> the agent's own dollars for it
     unattributed_usd: float | None = None  # the agent's own dollars that no model is named for
     provider: str | None = None  # "anthropic" / "openai": where a model name is looked up
-
-    def __getstate__(self) -> dict[str, Any]:
-        return attrs_of(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        set_attrs(self, state)
 
     def add(self, model: str, counts: Counts | list[int], tier: int = 0) -> None:
         if not any(counts):
