@@ -80,6 +80,12 @@ def int_at(d: dict[str, Any], key: str) -> int | None:
     return v if type(v) is int else None
 
 
+def _joinable(age: int, size: int, call: ToolCall) -> bool:
+    """Whether a later line may still fill in a call put `age` ids ago (IdMemory's rule, below): a native
+    call wherever it is asked (the pruning asks it of every remembered call)."""
+    return age < _RESOLVED or (age < size and not call.result_seen)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class IdMemory:
     """Ids seen (for de-duplication) and the calls a later line may still fill in (to join results).
@@ -107,7 +113,7 @@ class IdMemory:
         self._prune_at = _RESOLVED * 2
 
     def __getstate__(self) -> dict[str, Any]:
-        alive = [(k, n, c) for k, (n, c) in self._calls.items() if self._alive(n, c)]
+        alive = [(k, n, c) for k, (n, c) in self._calls.items() if _joinable(self._seq - n, self._size, c)]
         return {"size": self._size, "seq": self._seq, "ids": list(self._order), "calls": alive}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -118,10 +124,6 @@ class IdMemory:
         self._ids = set(self._order)
         self._calls = {k: (n, c) for k, n, c in state["calls"]}
         self._prune_at = max(_RESOLVED * 2, len(self._calls) * 2)
-
-    def _alive(self, n: int, call: ToolCall) -> bool:
-        age = self._seq - n
-        return age < _RESOLVED or (age < self._size and not call.result_seen)
 
     def __contains__(self, key: str) -> bool:
         return key in self._ids or self.get(key) is not None
@@ -139,12 +141,8 @@ class IdMemory:
             old = calls.get(key)
             calls[key] = (old[0] if old is not None else self._seq, call)  # a key put again keeps its place
             if len(calls) > self._prune_at:  # entries `get` no longer answers with are dropped now and then
-                seq, size = self._seq, self._size  # (_alive, written out: no call per entry)
-                self._calls = calls = {
-                    k: e
-                    for k, e in calls.items()
-                    if seq - e[0] < _RESOLVED or (seq - e[0] < size and not e[1].result_seen)
-                }
+                seq, size = self._seq, self._size
+                self._calls = calls = {k: e for k, e in calls.items() if _joinable(seq - e[0], size, e[1])}
                 self._prune_at = max(_RESOLVED * 2, len(calls) * 2)
         elif key in calls:
             del calls[key]
@@ -153,10 +151,7 @@ class IdMemory:
         entry = self._calls.get(key)
         if entry is None:
             return None
-        age = self._seq - entry[0]
-        if age < _RESOLVED or (age < self._size and not entry[1].result_seen):
-            return entry[1]
-        return None
+        return entry[1] if _joinable(self._seq - entry[0], self._size, entry[1]) else None
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
