@@ -29,20 +29,19 @@ def parse_ts(value: object) -> float | None:
         # the common shape (the replay hot path): each minute parsed once, the seconds as a plain float
         last = _LAST
         if value.startswith(last.prefix):
-            try:
-                secs = float(value[17:-1])
-            except ValueError:
-                return None
-            return last.base + secs if 0 <= secs < 60 else None
-        minute = value[:16]
-        base = _minute_cache.get(minute)
-        if base is not None:
-            last.prefix, last.base = minute, base
-            try:
-                secs = float(value[17:-1])
-            except ValueError:
-                return None
-            return base + secs if 0 <= secs < 60 else None
+            base = last.base
+        else:
+            minute = value[:16]
+            cached = _minute_cache.get(minute)
+            if cached is None:
+                return _parse(value)
+            last.prefix, last.base = minute, cached
+            base = cached
+        try:
+            secs = float(value[17:-1])
+        except ValueError:
+            return None
+        return base + secs if 0 <= secs < 60 else None
     return _parse(value)
 
 
