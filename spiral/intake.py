@@ -107,11 +107,9 @@ class Intake:
         (`final`: everything, the run ended)."""
         pending = self.pending
         out = 0
-        episodes = bool(outcome.episodes)
         for item in pending:
             if isinstance(item, Snapshot):
-                if episodes:
-                    item.ts = agent_time(outcome, item.ts)
+                item.ts = agent_time(outcome, item.ts)
                 det.add_snapshot(item)
             else:
                 if not item.result_seen and not final and self.last_ts - item.ts < HOLD_S:
@@ -120,8 +118,7 @@ class Intake:
                     self.denied_calls += 1
                 else:
                     self.recent.append(excerpt(item))
-                    if episodes:
-                        item.ts = agent_time(outcome, item.ts)
+                    item.ts = agent_time(outcome, item.ts)
                     det.add_call(item)
                     if self.followers:
                         _, at, first = self.followers[-1]
