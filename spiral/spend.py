@@ -99,15 +99,15 @@ class SpendCounter:
         return _ignore
 
     def _transcript_line(self, data: Any) -> None:
-        if type(data) is dict or isinstance(data, dict):
+        if isinstance(data, dict):
             self.feed_transcript(str(data.get("sessionId") or ""), data)
 
     def _claude_line(self, data: Any) -> None:
         """One line of Claude's stdout: an assistant line (nearly every line that counts) first."""
-        if type(data) is not dict and not isinstance(data, dict):
+        if not isinstance(data, dict):
             return
         sid = data.get("session_id")
-        if type(sid) is str or isinstance(sid, str):
+        if isinstance(sid, str):
             self._session = sid
         else:
             sid = self._session
