@@ -52,9 +52,10 @@ def scan_log(events: Path, fmt: str, model: str | None = None, homes: dict[str, 
     except ValueError:
         return scan
     counter = LineCounter()
+    spend = scan.spend.counter.feeder()  # the format's line function, chosen once
     for ts, data in read_events(events, counter):
         scan.lines += 1
-        scan.spend.feed(data)
+        spend(data)
         scan.tool_calls += len(adapter.feed(ts, data))
     scan.unreadable = counter.skipped
     if homes:

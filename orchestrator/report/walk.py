@@ -137,6 +137,7 @@ class _SpendSampler:
 
     def __init__(self, fmt: str, started: float, tick_s: float, overrides: prices.Overrides) -> None:
         self.counter = SpendCounter(fmt)
+        self._feed = self.counter.feeder()  # the format's line function, chosen once
         self.started, self.tick_s, self.overrides = started, tick_s, overrides
         self.memo: dict[str, prices.Rates | None] = {}
         self.points: list[tuple[float, int, float | None]] = []
@@ -148,7 +149,7 @@ class _SpendSampler:
         if slot != self._slot and self._last_ts is not None:
             self._sample(self._last_ts)
         self._slot = slot
-        self.counter.feed(data)
+        self._feed(data)
         self._last_ts = ts
 
     def close(self) -> None:
