@@ -11,14 +11,19 @@ from typing import Any
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import Case, load_case
-from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
+from orchestrator.corpus.recorded import (
+    LineCounter,
+    distinct_snapshots,
+    events_in,
+    read_events,
+    read_snapshots,
+    read_tracked,
+)
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.gc_policy import fewer_collections
-from orchestrator.infra.lines import open_at
 from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
-from spiral.envelope import envelopes
 from spiral.model import Snapshot, ToolCall
 from spiral.outcome import Outcome, blocked_before
 from spiral.settings import SIGNAL_NAMES, Settings
@@ -119,16 +124,20 @@ def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
 
 
 def _replay(case: Case, files: CaseFiles, settings: Settings, blocked: list[tuple[float, float]]) -> ReplayResult:
-    with open_at(files.events) as fh:  # the compiled envelope reader walked directly: no generator around it
-        return _replay_lines(case, files, settings, blocked, fh)
+    counter = LineCounter()
+    with events_in(files.events, counter) as events:
+        return _replay_events(case, files, settings, blocked, events, counter)
 
 
-def _replay_lines(
-    case: Case, files: CaseFiles, settings: Settings, blocked: list[tuple[float, float]], lines: Iterable[bytes]
+def _replay_events(
+    case: Case,
+    files: CaseFiles,
+    settings: Settings,
+    blocked: list[tuple[float, float]],
+    events: Iterator[tuple[float, Any]],
+    counter: LineCounter,
 ) -> ReplayResult:
     adapter = make_adapter(case.format, case.workdir)
-    counter = LineCounter()
-    events: Iterator[tuple[float, Any]] = envelopes(lines, counter)
     snaps: Iterator[Snapshot] = distinct_snapshots(read_snapshots(files.workspace, counter))
     end = case.ended_at
     restarts: list[float] = list(case.guidance_received)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.recorded import LineCounter, read_events
+from orchestrator.corpus.recorded import LineCounter, events_in
 from orchestrator.infra.errors import UserError
 from orchestrator.ledger import prices as pricing
 from orchestrator.ledger.agent_records import RunSpend
@@ -53,10 +53,11 @@ def scan_log(events: Path, fmt: str, model: str | None = None, homes: dict[str, 
         return scan
     counter = LineCounter()
     spend = scan.spend.counter.feeder()  # the format's line function, chosen once
-    for ts, data in read_events(events, counter):
-        scan.lines += 1
-        spend(data)
-        scan.tool_calls += len(adapter.feed(ts, data))
+    with events_in(events, counter) as lines:
+        for ts, data in lines:
+            scan.lines += 1
+            spend(data)
+            scan.tool_calls += len(adapter.feed(ts, data))
     scan.unreadable = counter.skipped
     if homes:
         scan.spend.read_agent_files(homes)
