@@ -63,7 +63,8 @@ def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait(timeout=10)
-            raise AssertionError("serve did not stop on Ctrl-C") from None
+            err = p.stderr.read() if p.stderr else ""
+            raise AssertionError(f"serve did not stop on Ctrl-C; its stderr: {err[-2000:]!r}") from None
         err = p.stderr.read() if p.stderr else ""
         assert rc == 0, (rc, err)
         assert "Traceback" not in err, err

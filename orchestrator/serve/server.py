@@ -241,22 +241,36 @@ def _same(given: str, expected: str) -> bool:
 
 
 def serve_forever(server: Server, say: Callable[[str], None]) -> None:
-    """Answer until Ctrl-C (or SIGTERM); then close the socket and return."""
+    """Answer until Ctrl-C (or SIGTERM); then close the socket and return.
+
+    The requests are answered on a thread of their own while this (the main) thread only waits
+    for the signal (sigwait, with both signals blocked first, so every thread inherits the
+    block): the stop is taken in one known place, never as a KeyboardInterrupt landing
+    wherever the main thread happened to be (inside starting a request's thread, say).
+    """
     import signal
 
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, stop)
     host, port = str(server.server_address[0]), int(server.server_address[1])
     shown = f"[{host}]" if ":" in host else host
     note = " (a token is needed: open /?token=... once)" if server.token else ""
-    say(f"serving http://{shown}:{port}/{note}; Ctrl-C stops")
+    stops = {signal.SIGINT, signal.SIGTERM}
+    waits = threading.current_thread() is threading.main_thread()
+    if waits:
+        signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    answering = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     try:
-        server.serve_forever(poll_interval=0.5)
+        answering.start()
+        say(f"serving http://{shown}:{port}/{note}; Ctrl-C stops")
+        if waits:
+            signal.sigwait(stops)
+        else:  # a caller's own thread (tests): until the server is shut down from elsewhere
+            answering.join()
     except KeyboardInterrupt:
         pass
     finally:
+        if answering.is_alive():
+            server.shutdown()
         server.server_close()
+        if waits:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     say("stopped")
