@@ -35,10 +35,8 @@ def events_in(path: Path, counter: LineCounter) -> Iterator[Iterator[tuple[float
 
 
 def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
-    if not path.exists():
-        return
     memo: dict[str, dict[str, str]] = {}
-    with path.open("rb") as fh:
+    with open_at(path) as fh:
         for line in fh:
             if not line.strip():
                 continue

@@ -24,13 +24,7 @@ def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
 
     A torn last line is left for the next call, once its newline arrives.
     """
-    try:
-        fh = path.open("rb")
-    except FileNotFoundError:
-        return
-    with fh:
-        fh.seek(offset)
-        # binary readline splits on \n only, as replay does: a \r inside a line does not end it
+    with open_at(path, offset) as fh:
         for line in fh:
             if line[-1:] != b"\n":
                 return  # torn: its end is not written yet

@@ -263,10 +263,8 @@ def serve_forever(server: Server, say: Callable[[str], None]) -> None:
         say(f"serving http://{shown}:{port}/{note}; Ctrl-C stops")
         if waits:
             signal.sigwait(stops)
-        else:  # a caller's own thread (tests): until the server is shut down from elsewhere
+        else:  # called on another thread: the signals go to the main one; until something shuts the server down
             answering.join()
-    except KeyboardInterrupt:
-        pass
     finally:
         if answering.is_alive():
             server.shutdown()

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from orchestrator.infra import git, proc
+from orchestrator.infra.lines import open_at
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord, StopRequest
@@ -29,12 +30,8 @@ MAX_PULL_BYTES = 4 * 1024 * 1024  # at most this much of each file per pull: a b
 
 def _complete(path: Path, offset: int) -> bytes:
     """The complete lines of `path` from `offset` (a line still being written waits for the next pull)."""
-    try:
-        with path.open("rb") as fh:
-            fh.seek(offset)
-            data = fh.read(MAX_PULL_BYTES)
-    except FileNotFoundError:
-        return b""
+    with open_at(path, offset) as fh:
+        data = fh.read(MAX_PULL_BYTES)
     end = data.rfind(b"\n")
     return data[: end + 1] if end >= 0 else b""
 
