@@ -191,31 +191,43 @@ class Detector:
         if not self.snapshots:  # from now on the snapshots say what was touched, not the writes seen
             self._written, self._debris_written = {}, {}
         self.snapshots += 1
-        if snap.status == self._status and snap.hashes == self._hashes:
-            return  # nothing moved since the last snapshot
+        status, hashes = snap.status, snap.hashes
         prev_status, prev_hashes = self._status, self._hashes
+        same_status, same_hashes = status == prev_status, hashes == prev_hashes
+        if same_status and same_hashes:
+            return  # nothing moved since the last snapshot
+        outcomes = self.rules.outcomes
         grew = False
-        for path, status in snap.status.items():
-            if prev_status.get(path) != status or (path in snap.hashes and prev_hashes.get(path) != snap.hashes[path]):
-                self._changed(path, snap.ts)
-                blob = snap.hashes.get(path)
-                if blob is not None and self.rules.outcomes and blob != prev_hashes.get(path):
-                    self._note_blob(path, blob)
-            # still dirty since the last snapshot: not new, even when the cap forgot it
-            if path not in self.touched and path not in prev_status and not self._is_debris(path):
+        for path, st in status.items():
+            before = prev_status.get(path)  # None: not dirty in the last snapshot
+            if same_hashes:
+                if before == st:
+                    continue  # (the common case: a path still dirty as it was, one lookup)
+                blob = None
+            else:
+                blob = hashes.get(path)
+                if before == st and (blob is None or prev_hashes.get(path) == blob):
+                    continue
+            self._changed(path, snap.ts)
+            if blob is not None and outcomes and blob != prev_hashes.get(path):
+                self._note_blob(path, blob)
+            # new in the status (not new if it was dirty last time, even when the cap forgot it)
+            if before is None and path not in self.touched and not self._is_debris(path):
                 _remember(self.touched, path)
                 grew = True
         head_moved, self._head_moved = self._head_moved, False
-        for path in [p for p in prev_status if p not in snap.status]:  # in order: the verdict must not hang on hashing
-            self._changed(path, snap.ts)  # reverted, deleted or committed
-            if path in self.tracked and self.rules.outcomes and not head_moved:
-                self.windows.note_revert(path)  # back at its committed content (no commit, stash, reset ran)
+        if not same_status:
+            for path in [p for p in prev_status if p not in status]:  # in order: the verdict must not hang on hashing
+                self._changed(path, snap.ts)  # reverted, deleted or committed
+                if path in self.tracked and outcomes and not head_moved:
+                    self.windows.note_revert(path)  # back at its committed content (no commit, stash, reset ran)
         if grew:
             self.touched_grew_at = max(self.touched_grew_at, snap.ts)
-        self._status, self._hashes = snap.status, snap.hashes
-        self._debris_in_clone = tuple(
-            p for p, st in snap.status.items() if (st == "??" or st[0] == "A") and self._is_debris(p)
-        )
+        self._status, self._hashes = status, hashes
+        if not same_status:  # (the same statuses: the same debris)
+            self._debris_in_clone = tuple(
+                p for p, st in status.items() if (st == "??" or st[0] == "A") and self._is_debris(p)
+            )
 
     def _is_debris(self, path: str) -> bool:
         known = self._debris_memo.get(path)
