@@ -813,6 +813,34 @@ def git_state() -> str:
     )
 
 
+HOST_LOOP = 2_000_000  # iterations of the interpreter loop below
+HOST_LINES = 50_000  # orjson.loads of one ~800-byte line, as many times
+
+
+def host_speed() -> str:
+    """How fast this machine runs a fixed interpreted loop and a fixed C parse loop (medians of 3).
+
+    The ratios of the goals are measured side by side, but three goals are absolute (status over
+    100 runs, eval whole, our detector alone): these two figures tell a slower host from a slower
+    build when two runs on different days disagree.
+    """
+    line = orjson.dumps({"ts": "2026-01-01T00:00:00.000Z", "data": {"type": "user", "text": "x" * 700}})
+    loop_s, parse_s = [], []
+    for _ in range(3):
+        t0, x = time.perf_counter(), 0
+        for i in range(HOST_LOOP):
+            x += i
+        loop_s.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for _ in range(HOST_LINES):
+            orjson.loads(line)
+        parse_s.append(time.perf_counter() - t0)
+    return (
+        f"interpreted loop ({HOST_LOOP:,} additions) {statistics.median(loop_s) * 1e3:.0f} ms, "
+        f"orjson.loads of a {len(line)}-byte line x {HOST_LINES:,} {statistics.median(parse_s) * 1e3:.0f} ms"
+    )
+
+
 def header(plan: Plan, quick: bool) -> None:
     say(
         "speedbench/goals.py"
@@ -821,6 +849,7 @@ def header(plan: Plan, quick: bool) -> None:
     )
     usable = len(os.sched_getaffinity(0))
     say(f"  machine: {cpu_model()}, {os.cpu_count()} cores ({usable} usable), load {os.getloadavg()[0]:.1f}")
+    say(f"  host   : {host_speed()}")
     say(f"  python : {platform.python_implementation()} {platform.python_version()}, orjson {orjson.__version__}")
     say(f"  project: {git_state()}")
     say(f"  spiral : {spiral.MODE}")  # the detector's build: compiled (setup.py: mypyc) or pure Python, and why
