@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from mypy_extensions import mypyc_attr
 
 from spiral import model
-from spiral.call_windows import CallWindows, Meaning, Run, is_request
+from spiral.call_windows import CallWindows, Meaning, is_request
 from spiral.model import Snapshot, ToolCall
 from spiral.observe import SHELL_LIKE, observe
 from spiral.paths import is_debris, scope_pattern
@@ -200,14 +200,9 @@ class Detector:
         grew = False
         for path, st in status.items():
             before = prev_status.get(path)  # None: not dirty in the last snapshot
-            if same_hashes:
-                if before == st:
-                    continue  # (the common case: a path still dirty as it was, one lookup)
-                blob = None
-            else:
-                blob = hashes.get(path)
-                if before == st and (blob is None or prev_hashes.get(path) == blob):
-                    continue
+            blob = None if same_hashes else hashes.get(path)
+            if before == st and (blob is None or prev_hashes.get(path) == blob):
+                continue  # still dirty as it was (the common case: one lookup when no hash moved)
             self._changed(path, snap.ts)
             if blob is not None and outcomes and blob != prev_hashes.get(path):
                 self._note_blob(path, blob)
@@ -221,13 +216,12 @@ class Detector:
                 self._changed(path, snap.ts)  # reverted, deleted or committed
                 if path in self.tracked and outcomes and not head_moved:
                     self.windows.note_revert(path)  # back at its committed content (no commit, stash, reset ran)
+            self._debris_in_clone = tuple(  # (the same statuses: the same debris)
+                p for p, st in status.items() if (st == "??" or st[0] == "A") and self._is_debris(p)
+            )
         if grew:
             self.touched_grew_at = max(self.touched_grew_at, snap.ts)
         self._status, self._hashes = status, hashes
-        if not same_status:  # (the same statuses: the same debris)
-            self._debris_in_clone = tuple(
-                p for p, st in status.items() if (st == "??" or st[0] == "A") and self._is_debris(p)
-            )
 
     def _is_debris(self, path: str) -> bool:
         known = self._debris_memo.get(path)
@@ -384,20 +378,14 @@ class Detector:
         sb = sustained_bash.check(targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
         if r.outcomes:  # why the settled runs counted (a call still waiting adds nothing to say yet)
             if rep is not None:
-                rep = _explained(rep, w.rep_runs, w)
+                rep = reruns.explained(rep, w.rep_runs, w.changes)
             if sb is not None:
-                sb = _explained(sb, w.sb_runs, w)
+                sb = reruns.explained(sb, w.sb_runs, w.changes)
         poll = polling.check(polls, polls=s.poll_count, weight=s.weights["polling"])
         err = None
         if r.same_error:
             err = same_error.check(w.errors, w.error_calls, repeats=r.same_error_repeats, weight=r.same_error_weight)
         return rep, sb, poll, err
-
-
-def _explained(finding: Finding, runs: Iterable[Run], w: CallWindows) -> Finding:
-    """The finding with the outcomes behind its count appended to its evidence."""
-    why = reruns.explain(runs, finding.target, w.changes) if finding.target is not None else ""
-    return Finding(finding.signal, finding.weight, finding.evidence + why, finding.target) if why else finding
 
 
 def _remember(paths: dict[str, None], path: str) -> None:

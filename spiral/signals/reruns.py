@@ -7,6 +7,13 @@ from collections.abc import Iterable
 
 from spiral.call_windows import SAME_FAILURE, SAME_READ, UNCHANGED, Run
 from spiral.signals._count import short
+from spiral.verdict import Finding
+
+
+def explained(finding: Finding, runs: Iterable[Run], changes: Iterable[tuple[int, str]]) -> Finding:
+    """The finding with the outcomes behind its count appended to its evidence."""
+    why = explain(runs, finding.target, changes) if finding.target is not None else ""
+    return Finding(finding.signal, finding.weight, finding.evidence + why, finding.target) if why else finding
 
 
 def explain(runs: Iterable[Run], target: str, changes: Iterable[tuple[int, str]]) -> str:
