@@ -111,6 +111,38 @@ def test_a_claim_without_a_receipt_file_is_received_at_its_rename(tmp_path: Path
     assert c.message.text == "hello" and c.via is None and c.received_at > 0
 
 
+def test_a_receipt_written_just_after_the_pass_took_the_claim_still_names_its_path(tmp_path: Path) -> None:
+    """A reader renames first, then writes its receipt: a pass in between takes the claim at its rename
+    (seen on a loaded machine, where the record kept no `received_via`); the next pass fills it in."""
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.record.model import RunRecord
+    from orchestrator.runs import evaluator
+    from orchestrator.runs.guidance import track
+    from spiral.detector import Detector
+    from spiral.timestamps import format_ts
+
+    gdir = tmp_path / "guidance"
+    msg = inbox.queue(gdir, 1, "g1", "stop looping", "text", "")
+    started = 1_800_000_000.0
+    record = RunRecord(run_id="r1", format="claude-stream-json", started_at=format_ts(started))
+    record.guidance.append(Guidance(id="g1", seq=1, text="stop looping", queued_at_min=0.0))
+    detector = Detector(BucketsFile().settings, bucket="small", started_at=started)
+    cached = evaluator.fresh(detector, "claude-stream-json", str(tmp_path))
+    (gdir / "inbox" / msg.name).rename(gdir / "claimed" / msg.name)  # the rename...
+    renamed = (gdir / "claimed" / msg.name).stat().st_ctime
+    assert track.receipts(gdir, record, cached, now=renamed + 1) == ["guidance g1 received"]
+    g = record.guidance[0]
+    assert g.received_epoch == renamed and g.received_via is None
+    via = "claude PostToolUseFailure hook after Bash"
+    receipt = {"received_at": renamed + 0.001, "via": via}
+    (gdir / "claimed" / (msg.name + inbox.RECEIPT)).write_text(json.dumps(receipt))  # ...then its receipt
+    assert track.receipts(gdir, record, cached, now=renamed + 2) == ["guidance g1 receipt"]
+    assert g.received_via == via and g.received_epoch == renamed  # the moment the windows restarted stays
+    assert track.receipts(gdir, record, cached, now=renamed + 3) == []  # once
+    g.received_via = None  # a reader that writes no receipt: looked for a while, then not again
+    assert track.receipts(gdir, record, cached, now=renamed + track.LATE_RECEIPT_S) == []
+
+
 def test_the_hook_answers_with_the_queued_text_once_and_is_silent_otherwise(tmp_path: Path) -> None:
     gdir = tmp_path / "guidance"
     (gdir / "inbox").mkdir(parents=True)

@@ -9,6 +9,7 @@ once the verdict is in, `run_ended` when the run is over. The inbox files are th
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import msgspec
@@ -24,6 +25,7 @@ from spiral.verdict import Verdict
 
 TEXT_KEPT = 400  # characters of the text kept in the record (the inbox file has it whole)
 WITHDRAWN = "withdrawn"
+LATE_RECEIPT_S = 30.0  # how long after a claim taken without its receipt the receipt is looked for
 
 
 def minutes(record: RunRecord, real: float) -> float:
@@ -70,15 +72,31 @@ def register(record: RunRecord, cached: evaluator.Cached) -> None:
             evaluator.restart_at(cached, g.received_epoch, g.restart_at)
 
 
-def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached) -> list[str]:
-    """Fold new receipts into the record and restart the detector's windows at each; what happened."""
+def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, now: float | None = None) -> list[str]:
+    """Fold new receipts into the record and restart the detector's windows at each; what happened.
+
+    A reader renames a message into claimed/ and then writes its receipt: a pass that looked in
+    between took the claim at its rename, without the receipt's `via`. The receipt is looked for
+    again for LATE_RECEIPT_S after the claim (`now`: epoch seconds, the clock by default), and its
+    `via` filled in when it comes."""
     register(record, cached)
     clock = RunClock.of(record)
     waiting = outstanding(record)
-    if not waiting:
+    at = time.time() if now is None else now
+    late = [
+        g
+        for g in record.guidance
+        if g.received_via is None and g.received_epoch is not None and at - g.received_epoch < LATE_RECEIPT_S
+    ]
+    if not waiting and not late:
         return []
     got = {c.message.name: c for c in inbox.claimed(gdir)}
     events = []
+    for g in late:
+        c = got.get(_name(g))
+        if c is not None and c.via is not None:
+            g.received_via = c.via
+            events.append(f"guidance {g.id} receipt")
     for g in waiting:
         c = got.get(_name(g))
         if c is None:
