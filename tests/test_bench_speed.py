@@ -86,15 +86,17 @@ def test_a_replay_reads_snapshots_lazily() -> None:
 def test_the_renderers_timestamps_are_format_ts_exactly() -> None:
     import random
 
-    from orchestrator.corpus import native_log
-    from spiral.timestamps import format_ts
+    from orchestrator.corpus import log_lines
+    from spiral.timestamps import format_ts, parse_ts
 
     rng = random.Random(17)
     moments = [1_779_267_600 + rng.random() * 86_400 * 400 for _ in range(20_000)]
     moments += [1_779_267_659.9995, 1_779_267_659.99951, 1_779_267_600.0, 0.0, 1e-7, 59.9999996]
     moments += [1_779_267_600 + k / 2000 for k in range(-4000, 4000)]  # every half millisecond around midnight
     moments += [86_400 * d - 5e-7 for d in range(1, 50)] + [1_779_353_999.9999995, 1_779_353_999.9999996]
-    assert [native_log.format_ts(t) for t in moments] == [format_ts(t) for t in moments]
+    assert [log_lines.format_ts(t) for t in moments] == [format_ts(t) for t in moments]
+    # ...and a scenario made in memory takes each line's time as events.jsonl would give it back
+    assert [log_lines.read_back_ts(t) for t in moments] == [parse_ts(format_ts(t)) for t in moments]
 
 
 def test_replay_case_reads_the_workspace_lazily(monkeypatch: pytest.MonkeyPatch) -> None:

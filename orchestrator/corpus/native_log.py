@@ -2,46 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import orjson
+from orchestrator.corpus.log_lines import Line, format_ts
 
 if TYPE_CHECKING:
     from orchestrator.corpus.timeline import Timeline
-
-
-def format_ts(epoch: float) -> str:
-    """spiral.timestamps.format_ts, character for character, without a datetime (the renderer's hottest call).
-
-    The microseconds are rounded as datetime.fromtimestamp rounds them (the fraction from modf, times
-    10**6, half to even, carried into the seconds); the date is worked out once per day.
-    """
-    frac, whole = math.modf(epoch)
-    us = round(frac * 1e6)
-    if us >= 1_000_000:
-        us -= 1_000_000
-        whole += 1.0
-    elif us < 0:
-        us += 1_000_000
-        whole -= 1.0
-    day, rest = divmod(int(whole), 86_400)
-    date = _DATES.get(day)
-    if date is None:
-        d = datetime.fromtimestamp(day * 86_400, tz=UTC)
-        date = _DATES[day] = f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
-    hour, rest = divmod(rest, 3600)
-    minute, second = divmod(rest, 60)
-    return date + _TWO[hour] + ":" + _TWO[minute] + ":" + _TWO[second] + _MS[us // 1000]
-
-
-_DATES: dict[int, str] = {}  # day number since the epoch -> its date (a bench spans a few hundred days)
-_TWO = [f"{n:02d}" for n in range(60)]
-_MS = [f".{n:03d}Z" for n in range(1000)]
 
 
 @dataclass
@@ -71,11 +40,13 @@ class Renderer:
         self.last_of_agent = last_of_agent  # a subagent's last call: its Task call is answered after it
         self.agent_calls: dict[str, str] = {}  # subagent -> the id of the Task call that started it
         self._split: dict[bytes, list[str]] = {}  # a file's content -> its lines (a loop reads one file again)
+        self._numbered: dict[tuple[bytes, int, int | None], str] = {}  # ...and a Read of it, as Claude numbers it
+        self._ids = f"toolu_{tl.case_id[:8]}_"
 
-    def _env(self, ts: float, data: Any) -> bytes:
-        return orjson.dumps({"ts": format_ts(ts), "data": data}, option=orjson.OPT_APPEND_NEWLINE)
+    def _env(self, ts: float, data: Any) -> Line:
+        return ts, data
 
-    def start(self) -> bytes:
+    def start(self) -> Line:
         tl = self.tl
         if tl.fmt == "claude-stream-json":
             data: Any = {
@@ -103,7 +74,7 @@ class Renderer:
             data = {"tool": "Note", "text": "started"}
         return self._env(tl.t0, data)
 
-    def finish(self, end: float) -> bytes:
+    def finish(self, end: float) -> Line:
         tl = self.tl
         if tl.fmt == "claude-stream-json":
             data: Any = {
@@ -121,7 +92,7 @@ class Renderer:
             data = {"tool": "Note", "text": "recording ends"}
         return self._env(end, data)
 
-    def retry(self, op: _Op) -> bytes:
+    def retry(self, op: _Op) -> Line:
         """One retry line of the agent's CLI while its model API fails (docs/agent-outcomes.md)."""
         status, attempt = int(op.command or 429), int(op.output or 1)
         if self.tl.fmt == "claude-stream-json":
@@ -139,9 +110,9 @@ class Renderer:
             data = {"type": "error", "message": f"Reconnecting... {(attempt - 1) % 5 + 1}/5 (last status: {status})"}
         return self._env(op.ts, data)
 
-    def tool(self, op: _Op) -> list[bytes]:
+    def tool(self, op: _Op) -> list[Line]:
         self.n += 1
-        render: Callable[[_Op], list[bytes]] = getattr(self, "_" + self.tl.fmt.replace("-", "_"))
+        render: Callable[[_Op], list[Line]] = getattr(self, "_" + self.tl.fmt.replace("-", "_"))
         return render(op)
 
     def _abs(self, path: str | None) -> str:
@@ -170,10 +141,15 @@ class Renderer:
             if op.output is None and not self.tl.realistic:
                 return "(file contents)"
             first = op.offset or 1
-            lines = self._lines(op)
-            if numbered:
-                return "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(lines))
-            return "\n".join(lines)
+            if not numbered:
+                return "\n".join(self._lines(op))
+            key = None if op.output is not None else (self.fs.get(op.path or "", b""), first, op.limit)
+            text = self._numbered.get(key) if key is not None else None
+            if text is None:
+                text = "\n".join(f"{first + i:>6}\t{line}" for i, line in enumerate(self._lines(op)))
+                if key is not None:
+                    self._numbered[key] = text
+            return text
         out = op.output or ""
         if not self.tl.realistic:
             return out
@@ -228,11 +204,11 @@ class Renderer:
             "usage": usage,
         }
 
-    def _claude_task(self, op: _Op, transcript: bool) -> list[bytes]:
+    def _claude_task(self, op: _Op, transcript: bool) -> list[Line]:
         """The main thread's Task call that starts subagent `op.agent` (answered after its last call)."""
         agent = op.agent or ""
         self.n += 1
-        tid = f"toolu_{self.tl.case_id[:8]}_{self.n:05d}"
+        tid = f"{self._ids}{self.n:05d}"
         self.agent_calls[agent] = tid
         inp = {
             "description": f"subagent {agent}",
@@ -251,7 +227,7 @@ class Renderer:
             call["uuid"] = f"a{self.n}"
         return [self._env(op.ts, call)]
 
-    def _claude_task_done(self, op: _Op, transcript: bool) -> bytes:
+    def _claude_task_done(self, op: _Op, transcript: bool) -> Line:
         agent = op.agent or ""
         done = op.ts + 3
         result = {
@@ -266,15 +242,15 @@ class Renderer:
             user["parent_tool_use_id"] = None
         return self._env(done, user)
 
-    def _claude(self, op: _Op, transcript: bool) -> list[bytes]:
-        lines: list[bytes] = []
+    def _claude(self, op: _Op, transcript: bool) -> list[Line]:
+        lines: list[Line] = []
         agent = op.agent
         if agent is not None and agent not in self.agent_calls:
             self.n -= 1  # the Task call takes this number; the op itself the next
             lines.extend(self._claude_task(op, transcript))
             self.n += 1
         name, inp = self._claude_input(op)
-        tid, mid = f"toolu_{self.tl.case_id[:8]}_{self.n:05d}", f"msg_{self.n:05d}"
+        tid, mid = f"{self._ids}{self.n:05d}", f"msg_{self.n:05d}"
         extra = self._claude_extra(op.ts, agent, transcript)
         parent = self.agent_calls.get(agent) if agent is not None and not transcript else None
         if self.n % 4 == 0:  # a thinking/text block on its own line, sharing the message id and usage
@@ -322,13 +298,13 @@ class Renderer:
             lines.append(self._claude_task_done(op, transcript))
         return lines
 
-    def _claude_stream_json(self, op: _Op) -> list[bytes]:
+    def _claude_stream_json(self, op: _Op) -> list[Line]:
         return self._claude(op, transcript=False)
 
-    def _claude_transcript(self, op: _Op) -> list[bytes]:
+    def _claude_transcript(self, op: _Op) -> list[Line]:
         return self._claude(op, transcript=True)
 
-    def _codex_json(self, op: _Op) -> list[bytes]:
+    def _codex_json(self, op: _Op) -> list[Line]:
         iid = f"item_{self.n}"
         if op.tool in ("Edit", "Write"):
             kind = "add" if op.tool == "Write" and op.path not in self.tl.tracked else "update"
@@ -374,7 +350,7 @@ class Renderer:
             self._env(op.ts + 2, {"type": "item.completed", "item": completed}),
         ]
 
-    def _generic(self, op: _Op) -> list[bytes]:
+    def _generic(self, op: _Op) -> list[Line]:
         data: dict[str, Any] = {"tool": op.tool}
         if op.command is not None and (op.tool != "BashOutput" or self.tl.realistic):
             data["command"] = op.command  # a BashOutput's: the task id

@@ -29,7 +29,8 @@ from typing import Any
 
 import orjson
 
-from orchestrator.corpus.native_log import Renderer, _Op, format_ts
+from orchestrator.corpus.log_lines import Line, envelope_line, format_ts
+from orchestrator.corpus.native_log import Renderer, _Op
 from orchestrator.record.case_file import write_case
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS
@@ -186,11 +187,12 @@ class Timeline:
         end = self._ts(end_minute)
         fs = dict(self.tracked)
         render = Renderer(self, fs, {op.agent: op for op in ops if op.kind == "tool" and op.agent})
-        events: list[bytes] = [render.start()]
+        events: list[Line] = [render.start()]
         snaps: list[tuple[float, str, dict[str, str]]] = []
         blobs: dict[bytes, str] = {}
         state: tuple[str, dict[str, str]] | None = None  # the clone as of the last snapshot, while nothing moved
-        touched: set[str] = set()  # the paths an op wrote or removed: only they can differ from tracked
+        changed: dict[str, tuple[str, str | None]] = {}  # path -> its porcelain line and blob id, if it differs
+        touched: set[str] = set()  # the paths an op wrote or removed since the last snapshot
         next_snap = self.t0
         i = 0
         while next_snap <= end:
@@ -209,7 +211,7 @@ class Timeline:
                     events.append(render.retry(op))
                 i += 1
             if state is None:
-                state = self._status(fs, blobs, touched)
+                state = self._status(fs, blobs, touched, changed)
             snaps.append((next_snap, *state))
             next_snap += self.snapshot_every_s
         events.append(render.finish(end))
@@ -228,42 +230,55 @@ class Timeline:
         }
         return Rendered(events, snaps, sorted(self.tracked), case)
 
-    def _status(self, fs: dict[str, bytes], blobs: dict[bytes, str], touched: set[str]) -> tuple[str, dict[str, str]]:
+    def _status(
+        self,
+        fs: dict[str, bytes],
+        blobs: dict[bytes, str],
+        touched: set[str],
+        changed: dict[str, tuple[str, str | None]],
+    ) -> tuple[str, dict[str, str]]:
         """The clone's porcelain and the blob ids of its changed files (`blobs` remembers ids by content).
 
-        Only the `touched` paths are looked at: every other one still holds its tracked content itself.
+        `changed` holds what the last snapshot found; only the paths `touched` since can have moved
+        (every other one still holds its tracked content itself), so only they are looked at again.
         """
-        lines, hashes = [], {}
         tracked = self.tracked
-        for path in sorted(touched):
+        for path in touched:
             content = fs.get(path)
             was = tracked.get(path)
-            if content is was:
-                continue  # untouched (the clone starts as the tracked contents themselves)
-            if content is None:
-                lines.append(f" D {path}")
+            if content is was or (content is not None and was is not None and content == was):
+                changed.pop(path, None)  # as tracked (the clone starts as the tracked contents themselves)
                 continue
-            if was is None:
-                lines.append(f"?? {path}")
-            elif content != was:
-                lines.append(f" M {path}")
-            else:
+            if content is None:
+                changed[path] = (f" D {path}\n", None)
                 continue
             blob = blobs.get(content)
             if blob is None:
                 blob = blobs[content] = blob_id(content)
-            hashes[path] = blob
-        return "".join(line + "\n" for line in lines), hashes
+            changed[path] = (f"?? {path}\n" if was is None else f" M {path}\n", blob)
+        touched.clear()
+        lines, hashes = [], {}
+        for path in sorted(changed):
+            line, blob = changed[path]
+            lines.append(line)
+            if blob is not None:
+                hashes[path] = blob
+        return "".join(lines), hashes
 
 
 @dataclass
 class Rendered:
-    """A rendered case: its events.jsonl lines, its snapshots, tracked.txt's paths and case.yaml's mapping."""
+    """A rendered case: its log lines, its snapshots, tracked.txt's paths and case.yaml's mapping."""
 
-    events: list[bytes]
+    lines: list[Line]  # events.jsonl's lines, not yet written: (epoch seconds, the native line)
     snapshots: list[tuple[float, str, dict[str, str]]]  # (ts, porcelain, blob ids); unchanged ones share theirs
     tracked: list[str]
     case: dict[str, Any]
+
+    @property
+    def events(self) -> list[bytes]:
+        """The log's lines, written out as the run's events file holds them."""
+        return [envelope_line(ts, data) for ts, data in self.lines]
 
 
 def snapshot_line(ts: float, porcelain: str, hashes: dict[str, str]) -> bytes:

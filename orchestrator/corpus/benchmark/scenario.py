@@ -10,6 +10,7 @@ from typing import Any
 
 from orchestrator.corpus.benchmark import families
 from orchestrator.corpus.case import Case, load_case, scope_globs
+from orchestrator.corpus.log_lines import read_back_ts
 from orchestrator.corpus.recorded import (
     LineCounter,
     distinct_snapshots,
@@ -20,11 +21,10 @@ from orchestrator.corpus.recorded import (
 from orchestrator.corpus.timeline import Rendered
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import make_adapter
-from spiral.envelope import envelopes
 from spiral.model import Snapshot, ToolCall
 from spiral.porcelain import parse_porcelain
 from spiral.settings import Settings
-from spiral.timestamps import format_ts, parse_ts
+from spiral.timestamps import parse_ts
 
 
 @dataclass
@@ -55,8 +55,10 @@ def make(fam: families.Family, i: int, seed: int, settings: Settings, keep: Path
         tl.write_case(folder, end)
         families.write_meta(folder, meta)
     adapter = make_adapter(tl.fmt, tl.workdir)
-    counter = LineCounter()
-    timeline = [(ts, adapter.feed(ts, data)) for ts, data in envelopes(r.events, counter)]
+    timeline: list[tuple[float, list[ToolCall]]] = []
+    for ts, data in r.lines:  # as read back from events.jsonl: the same values, without the JSON text
+        at = read_back_ts(ts)
+        timeline.append((at, adapter.feed(at, data)))
     c = r.case
     started, ended = parse_ts(c["started_at"]), parse_ts(c["ended_at"])
     assert started is not None and ended is not None
@@ -87,8 +89,7 @@ def _snapshots(r: Rendered) -> Iterator[Snapshot]:
         if prev is None or prev[0] != porcelain:
             status = parse_porcelain(porcelain)
         prev = porcelain, hashes
-        at = ts if ts.is_integer() else parse_ts(format_ts(ts))  # a whole second reads back as itself
-        assert at is not None
+        at = ts if ts.is_integer() else read_back_ts(ts)  # a whole second reads back as itself
         yield Snapshot(at, status, dict(hashes))
 
 
