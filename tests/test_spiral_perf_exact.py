@@ -11,7 +11,7 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from spiral import regexfast, shellcmd
-from spiral.alternation import boundary_first
+from spiral.alternation import boundary_first, lead_with_one
 from spiral.fingerprint import Fingerprinter
 from spiral.model import ToolCall
 from spiral.regexfast import required, required_folded, skipping
@@ -38,6 +38,9 @@ PATTERNS = [
     re.compile(r"\s+x|\b\w+y|_z"),  # `\s` and `\w` share nothing: moved ahead of `\s+x`, not of `_z` after it
     re.compile(r"_z|\b\w+y"),  # `_` is a word character: not moved
     re.compile(r"[a-c]q|\b[c-e]r|-"),  # the classes share `c`: not moved
+    # ...and each alternative's leading repeat of one character split off (`\\d{4}` as `\\d\\d{3}`)
+    re.compile(r"\b\d{3}x|={2,}|\b[a-f]{2,4}\b|-+>|\b\w{1}q|/z{2}|\b1{1,2}T"),
+    re.compile(r"\bx{2,3}?y|\.+z|\b\d++:|_{2}"),  # lazy and possessive repeats: left as they are
     re.compile(r"a*"),  # can match empty: left as it is
     re.compile(r"\bfoo|[^a]b"),  # a negated class: left as it is
 ]
@@ -254,3 +257,33 @@ def test_whitespace_folds_as_the_regex_folded_it() -> None:
 )
 def test_the_boundary_alternatives_move_first_only_where_no_match_can_change(text: str, moved: bool) -> None:
     assert (boundary_first(text, re.compile(text).flags, regexfast._first_items) is not None) == moved
+
+
+@pytest.mark.parametrize(
+    "alt, led",
+    [
+        (r"\d{4}-x", r"\d\d{3}-x"),
+        (r"=+", r"==*"),
+        (r"={2,}", r"==+"),
+        (r"={3,}", r"=={2,}"),
+        (r"[a-f]{7,64}\b", r"[a-f][a-f]{6,63}\b"),
+        (r"x{1}y", r"xy"),
+        (r"x{3}y", r"xx{2}y"),
+        (r"x{1,2}", r"xx{0,1}"),
+        (r"[]a]+", r"[]a][]a]*"),
+        (r"\.+z", r"\.\.*z"),
+        (r"x{2}?y", r"x{2}?y"),  # lazy
+        (r"x{2,}+", r"x{2,}+"),  # possessive
+        (r"x{0,3}", r"x{0,3}"),  # can be absent
+        (r"(?:ab)+", r"(?:ab)+"),  # a group
+        (r"\x41+", r"\x41+"),  # an escape of more than one character
+        (r"\b\d+", r"\b\d+"),  # zero-width first
+        (r" +x", r" +x"),  # a space (a verbose pattern would not read it)
+        (r"x{a}", r"x{a}"),  # not a count: a literal brace
+    ],
+)
+def test_a_leading_repeat_of_one_character_is_split_off_and_nothing_else_is(alt: str, led: str) -> None:
+    assert lead_with_one(alt) == led
+    texts = _texts(3, 400, "x=-]a0189bcdef.zyT \n", 0, 30)
+    one, other = re.compile(alt), re.compile(led)
+    assert [m.span() for t in texts for m in one.finditer(t)] == [m.span() for t in texts for m in other.finditer(t)]
