@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
+from spiral.envelope import make_envelope
 
 Line = tuple[float, Any]  # (epoch seconds, the agent's native line): a log line not yet written
 
@@ -55,8 +55,8 @@ def _whole_ms(epoch: float) -> tuple[int, int]:
 
 
 def envelope_line(ts: float, data: Any) -> bytes:
-    """One events.jsonl line, as the orchestrator writes it (spiral.envelope.make_envelope, at speed)."""
-    return orjson.dumps({"ts": format_ts(ts), "data": data}, option=orjson.OPT_APPEND_NEWLINE)
+    """One events.jsonl line, as the orchestrator writes it."""
+    return make_envelope(format_ts(ts), data)
 
 
 _DATES: dict[int, str] = {}  # day number since the epoch -> its date (a bench spans a few hundred days)
