@@ -90,7 +90,9 @@ def refresh(
             decision = decision or over or view.ladder_stop
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
-            cached = _catch_up(rd, record, settings, view.events)  # receipts first: the restarts come before the feed
+            cached = _catch_up(
+                rd, record, settings, real_now, view.events
+            )  # receipts first: the restarts come before the feed
             evaluator.flush(cached)
             ended = parse_ts(record.ended_at) or real_now
             final = cached.detector.evaluate(cached.agent_time(RunClock.of(record).at(ended)))
@@ -172,7 +174,9 @@ def _settings(record: RunRecord, buckets: BucketsFile) -> Settings:
 KEPT = evaluator.Kept()
 
 
-def _catch_up(rd: RunDir, record: RunRecord, settings: Settings, events: list[str] | None = None) -> evaluator.Cached:
+def _catch_up(
+    rd: RunDir, record: RunRecord, settings: Settings, real_now: float, events: list[str] | None = None
+) -> evaluator.Cached:
     """The run's cached detector, fed what its files gained since the last call.
 
     Guidance receipts are taken first (into `events` and the record, when given), so the detector's
@@ -193,7 +197,7 @@ def _catch_up(rd: RunDir, record: RunRecord, settings: Settings, events: list[st
     received = len(events) if events is not None else 0
     if record.guidance:
         if events is not None:
-            events += track.receipts(rd.guidance, record, cached)
+            events += track.receipts(rd.guidance, record, cached, real_now)
         else:
             track.register(record, cached)
     before = (cached.events_offset, cached.workspace_offset)
@@ -211,7 +215,7 @@ def catch_up_only(rd: RunDir, record: RunRecord, buckets: BucketsFile) -> None:
     """Bring the run's cache up to date and write it, nothing more (runs/warmup.py's workers, under the lock)."""
     if track.outstanding(record):
         return  # a receipt may be in: the pass takes it before it feeds the log, so the restart lands right
-    _catch_up(rd, record, _settings(record, buckets))
+    _catch_up(rd, record, _settings(record, buckets), time.time())
     KEPT.drop(rd.detector_cache)
 
 
@@ -244,7 +248,7 @@ def _evaluate(
     rd: RunDir, record: RunRecord, settings: Settings, real_now: float, view: RunView, cfg: UserConfig, acts: bool
 ) -> evaluator.Cached:
     """The verdict; with `acts` (the run is alive), also its trips, its guidance and its ladder."""
-    cached = _catch_up(rd, record, settings, view.events)
+    cached = _catch_up(rd, record, settings, real_now, view.events)
     now = RunClock.of(record).at(real_now)
     _provider(record, cached.outcome, view)
     verdict = cached.detector.evaluate(cached.agent_time(now))

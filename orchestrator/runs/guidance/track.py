@@ -9,7 +9,6 @@ once the verdict is in, `run_ended` when the run is over. The inbox files are th
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import msgspec
@@ -72,21 +71,20 @@ def register(record: RunRecord, cached: evaluator.Cached) -> None:
             evaluator.restart_at(cached, g.received_epoch, g.restart_at)
 
 
-def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, now: float | None = None) -> list[str]:
+def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, real_now: float) -> list[str]:
     """Fold new receipts into the record and restart the detector's windows at each; what happened.
 
     A reader renames a message into claimed/ and then writes its receipt: a pass that looked in
     between took the claim at its rename, without the receipt's `via`. The receipt is looked for
-    again for LATE_RECEIPT_S after the claim (`now`: epoch seconds, the clock by default), and its
+    again for LATE_RECEIPT_S after the claim (`real_now`: the pass's epoch seconds), and its
     `via` filled in when it comes."""
     register(record, cached)
     clock = RunClock.of(record)
     waiting = outstanding(record)
-    at = time.time() if now is None else now
     late = [
         g
         for g in record.guidance
-        if g.received_via is None and g.received_epoch is not None and at - g.received_epoch < LATE_RECEIPT_S
+        if g.received_via is None and g.received_epoch is not None and real_now - g.received_epoch < LATE_RECEIPT_S
     ]
     if not waiting and not late:
         return []
@@ -206,7 +204,7 @@ def run_ended(
 ) -> list[str]:
     """The run is over: receipts that came in last, then nothing still queued is left pretending.
     `final`: the verdict on the whole log, which answers the messages whose window was still open."""
-    events = receipts(gdir, record, cached) if cached is not None else []
+    events = receipts(gdir, record, cached, real_now) if cached is not None else []
     if cached is not None:  # the last calls of a run that ended soon after a receipt
         events += _followed(record, cached)
     now_min = minutes(record, real_now)
