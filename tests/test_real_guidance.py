@@ -111,7 +111,11 @@ def assert_received_by_hook(box: Sandbox, agent: str, g: dict[str, Any], text: s
     assert g["received_via"].startswith(f"{agent} ") and " hook after " in g["received_via"], g
     queued = epoch(g["queued_at"])  # when `nudge` put it in the inbox (`sent`: when the command started)
     assert sent - 1 <= queued <= g["received_epoch"], g
-    first = box.model.first_request_containing(text)
+    # the hook writes its receipt, then exits, then the agent sends the request it fed: a watcher pass
+    # can record the receipt first, so that request may still be on its way
+    deadline = time.monotonic() + 10
+    while (first := box.model.first_request_containing(text)) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert first is not None, f"the guidance text never reached the model: {[e.served for e in box.model.exchanges]}"
     # the hook claims the message after a tool call; the request it answers into is the next one
     after = [e for e in box.model.turn_requests() if e.at >= g["received_epoch"]]
