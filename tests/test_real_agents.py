@@ -13,6 +13,7 @@ The two `corpus/healthy-real-*` cases are runs of the healthy scenario, recorded
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -50,6 +51,13 @@ SETTLE_S = 3 * WATCHER_TICK_S  # a few watcher ticks after an ending, before ass
 def box(tmp_path: Path) -> Iterator[Sandbox]:
     with sandbox(tmp_path) as b:
         yield b
+
+
+def describe_process(p: psutil.Process) -> str:
+    try:
+        return f"pid {p.pid} ppid {p.ppid()} pgid {os.getpgid(p.pid)} sid {os.getsid(p.pid)} {p.status()} {p.cmdline()}"
+    except (psutil.Error, OSError) as exc:
+        return f"pid {p.pid} ({exc})"
 
 
 def loop_outputs(box: Sandbox) -> int:
@@ -194,7 +202,8 @@ def test_kill_mid_loop_leaves_no_agent_process(agent: str, box: Sandbox, repo: P
         except psutil.Error:
             return False
 
-    assert [p.pid for p in psutil.process_iter() if in_clone(p)] == []
+    left = [describe_process(p) for p in psutil.process_iter() if in_clone(p)]
+    assert left == [], f"processes still in the clone after kill: {left}"
 
     s = box.state(run_id)
     assert s["state"] == "killed" and s["reason"] == "stopped by a person" and s["ended_at"], s

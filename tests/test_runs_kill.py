@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psutil
 
+from orchestrator.infra import proc
 from tests.helpers import ROOT, cli, launch, state, ticket, wait
 
 REAL_GIT = shutil.which("git") or "/usr/bin/git"
@@ -84,3 +85,51 @@ def test_kill_is_gentle_first(tmp_path: Path, repo: Path, home: Path) -> None:
     assert cli("kill", run_id).returncode == 0
     s = state(home, run_id)
     assert s["state"] == "killed" and s["exit_code"] == -signal.SIGINT  # SIGINT sufficed
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_kill_tree_ends_what_the_tree_orphaned_in_its_session(tmp_path: Path) -> None:
+    """A tool started in a process group of its own starts a server and exits: the server is no longer
+    anyone's descendant, nor in the agent's group, but it is still in the agent's session."""
+    pidfile = tmp_path / "orphan.pid"
+    tool = (
+        "import subprocess, sys\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(g.pid))\n"
+    )
+    agent_src = (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', {tool!r}], process_group=0).wait()\n"
+        "time.sleep(600)\n"
+    )
+    agent = subprocess.Popen([sys.executable, "-c", agent_src], start_new_session=True)
+    try:
+        wait(lambda: pidfile.exists() and pidfile.read_text().strip() != "", what="the orphaned server")
+        orphan = int(pidfile.read_text())
+        descendants = lambda: [c.pid for c in psutil.Process(agent.pid).children(recursive=True)]  # noqa: E731
+        wait(lambda: orphan not in descendants(), what="the server's tool to exit")
+        assert os.getpgid(orphan) != os.getpgid(agent.pid)
+
+        assert proc.kill_tree(proc.ProcRef.of(agent.pid), grace_s=1.0)
+        assert _gone(orphan), "the orphaned server survived the tree kill"
+    finally:
+        agent.kill()
+        agent.wait()
+
+
+def test_kill_ends_what_the_agent_abandoned(tmp_path: Path, repo: Path, home: Path) -> None:
+    pidfile = tmp_path / "abandoned.txt"
+    run_id = launch(ticket(tmp_path, repo, f"abandon {pidfile}\nsleep 120"))
+    wait(lambda: pidfile.exists() and pidfile.read_text().strip() != "", what="the abandoned process")
+    abandoned = int(pidfile.read_text())
+    assert os.getsid(abandoned) == abandoned  # out of the agent's session: only its adopter can find it
+    k = cli("kill", run_id)
+    assert k.returncode == 0, k.stderr
+    assert _gone(abandoned), "kill returned with the abandoned process still running"
+    assert state(home, run_id)["state"] == "killed"

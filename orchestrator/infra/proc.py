@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -127,43 +129,151 @@ class ProcRef(msgspec.Struct, frozen=True):
 
 
 def kill_tree(ref: ProcRef, *, grace_s: float = 3.0) -> bool:
-    """SIGINT, then SIGTERM, then SIGKILL to the process, its group and every descendant.
+    """SIGINT, then SIGTERM, then SIGKILL to the process and everything it started.
+
+    "Everything it started" is looked for again before each signal, because the tree changes while it
+    is stopped: its descendants, every process of its session (when it leads one of its own, as an
+    agent or a supervisor does: a child orphaned by its parent's death stays in the session), and the
+    whole process group of each of them (an agent may start its tools in groups of their own). A last
+    look after the tree is gone catches a process born while the signals were on their way.
 
     Returns True when nothing of the tree is left alive.
     """
     root = ref.process()
     if root is None:
         return True
-    try:
-        procs = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        procs = [root]
-    try:
-        pgid = os.getpgid(root.pid)
-    except ProcessLookupError:
-        pgid = None
+    session = _own_session(root.pid)
+    procs = _family([root], session)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        if pgid is not None and pgid != os.getpgid(0):
-            try:
-                os.killpg(pgid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for p in procs:
-            try:
-                p.send_signal(sig)
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                pass
+        _signal_all(procs, sig)
         _, alive = psutil.wait_procs(procs, timeout=grace_s if sig != signal.SIGKILL else 5.0)
-        # late-born children of the survivors are part of the tree too
-        for p in list(alive):
-            try:
-                procs.extend(c for c in p.children(recursive=True) if c not in procs)
-            except psutil.NoSuchProcess:
-                pass
-        procs = [p for p in procs if _running(p)]
+        procs = _family(alive, session)
+        if not procs:
+            break
+    for _ in range(3):  # born while the last signal was on its way (its parent dead by now)
+        if not procs:
+            procs = _family([], session)
         if not procs:
             return True
-    return not any(_running(p) for p in procs)
+        _signal_all(procs, signal.SIGKILL)
+        psutil.wait_procs(procs, timeout=5.0)
+        procs = [p for p in procs if _running(p)]
+    return not procs
+
+
+_PR_SET_CHILD_SUBREAPER = 36  # prctl(2) option, Linux 3.4+
+
+
+def become_subreaper() -> bool:
+    """Make the calling process the one that adopts its orphaned descendants (Linux only).
+
+    Without it, a process the agent started and then abandoned (its parent died, or it started a
+    session of its own) is adopted by init, and nothing of ours can find it again. True when set.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_adopted(keep: set[int]) -> int:
+    """Wait for the dead children we did not start ourselves (adopted orphans), so they leave no zombie.
+
+    Only the pids asked about are waited for, never "any child": a Popen elsewhere in this process
+    keeps its own child's exit status (pass that pid in `keep`). How many were reaped.
+    """
+    reaped = 0
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return 0
+    for c in children:
+        if c.pid in keep:
+            continue
+        try:
+            if c.status() != psutil.STATUS_ZOMBIE:
+                continue
+            if os.waitpid(c.pid, os.WNOHANG)[0] == c.pid:
+                reaped += 1
+        except (psutil.Error, ChildProcessError):
+            pass
+    return reaped
+
+
+def end_descendants(keep: set[int], *, grace_s: float = 2.0) -> list[str]:
+    """SIGTERM, then SIGKILL, to every live descendant of ours outside `keep`; what they were
+    (`pid command`), for a note. Adopted orphans are descendants too (see `become_subreaper`)."""
+    try:
+        procs = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep and _running(p)]
+    except psutil.Error:
+        return []
+    ended: list[str] = []
+    for p in procs:
+        try:
+            ended.append(f"{p.pid} {' '.join(' '.join(p.cmdline()).split())[:120]}")
+        except psutil.Error:
+            ended.append(str(p.pid))
+    if procs:
+        _signal_all(procs, signal.SIGTERM)
+        _, alive = psutil.wait_procs(procs, timeout=grace_s)
+        if alive:
+            _signal_all(alive, signal.SIGKILL)
+            psutil.wait_procs(alive, timeout=5.0)
+        reap_adopted(keep)
+    return ended
+
+
+def _own_session(pid: int) -> int | None:
+    """The session `pid` leads, unless it is ours (nothing of a session we share is the tree's alone)."""
+    try:
+        sid = os.getsid(pid)
+        return sid if sid == pid and sid != os.getsid(0) else None
+    except OSError:
+        return None
+
+
+def _family(procs: list[psutil.Process], session: int | None) -> list[psutil.Process]:
+    """The live processes among `procs`, their descendants and the members of `session`."""
+    found: dict[int, psutil.Process] = {}
+    for p in procs:
+        found.setdefault(p.pid, p)
+        try:
+            for c in p.children(recursive=True):
+                found.setdefault(c.pid, c)
+        except psutil.Error:
+            pass
+    if session is not None:
+        for p in psutil.process_iter():
+            try:
+                if p.pid not in found and os.getsid(p.pid) == session:
+                    found[p.pid] = p
+            except OSError:
+                pass
+    return [p for p in found.values() if _running(p)]
+
+
+def _signal_all(procs: list[psutil.Process], sig: signal.Signals) -> None:
+    """`sig` to each process and to each of their process groups (never to our own group)."""
+    ours = os.getpgid(0)
+    groups: set[int] = set()
+    for p in procs:
+        try:
+            groups.add(os.getpgid(p.pid))
+        except OSError:
+            pass
+    for pgid in groups - {ours}:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for p in procs:
+        try:
+            p.send_signal(sig)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
 
 
 def _running(p: psutil.Process) -> bool:

@@ -12,12 +12,13 @@ the CLI that launched it and any watcher.
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ _STDERR_TAIL = 400
 VERIFY_LOG = "verify.log"  # the `verify:` check's stdout and stderr, in the run folder
 _VERIFY_TAIL_LINES = 20
 _VERIFY_POLL_S = 0.25  # how often a running check looks for a stop request
+_EXIT_POLL_S = 0.5  # how often a quiet capture looks whether the agent exited
+AFTER_EXIT_DRAIN_S = 2.0  # how long output is still read once the agent exited (what a leftover writes)
 
 
 class WriteTrouble:
@@ -97,6 +100,8 @@ class Snapshotter(threading.Thread):
     def run(self) -> None:
         while not self.stop_event.wait(self.every):
             self.take()
+            agent = self.trouble.agent  # never waited for here: the main thread's Popen keeps its exit status
+            proc.reap_adopted({agent.pid} if agent is not None else set())
 
 
 def _agent_version(cmd: list[str], clone: Path) -> str | None:
@@ -141,7 +146,7 @@ def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock, trou
     outcome = Outcome()
     try:
         with events.open("ab") as out:
-            for line in child.stdout:
+            for line in _lines_while_alive(child):
                 if not line.strip():
                     continue
                 now = time.time()
@@ -152,6 +157,45 @@ def _capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock, trou
     except OSError as exc:
         trouble.hit(events.name, exc)
     return outcome
+
+
+def _lines_while_alive(child: subprocess.Popen[bytes], drain_s: float = AFTER_EXIT_DRAIN_S) -> Iterator[bytes]:
+    """The agent's output lines until its stdout closes, or until `drain_s` after the agent exited.
+
+    The agent's exit is what ends the capture: a process it left running (a server started with `&`)
+    may hold its stdout open for as long as it lives, and waiting for that EOF would keep a finished
+    run `running`. What the agent wrote before it exited is still read; the last line may lack its
+    newline.
+    """
+    assert child.stdout is not None
+    fd = child.stdout.fileno()
+    exited_at: float | None = None
+    parts: list[bytes] = []  # the line being read, in pieces (a long line is joined once, not per read)
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while True:
+            if exited_at is None and child.poll() is not None:
+                exited_at = time.monotonic()
+            if exited_at is None:
+                wait_s = _EXIT_POLL_S
+            else:
+                wait_s = exited_at + drain_s - time.monotonic()
+                if wait_s <= 0:
+                    break
+            if not sel.select(wait_s):
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            if b"\n" not in chunk:
+                parts.append(chunk)
+                continue
+            *lines, rest = (b"".join(parts) + chunk if parts else chunk).split(b"\n")
+            parts = [rest] if rest else []
+            for line in lines:
+                yield line + b"\n"
+    if parts:
+        yield b"".join(parts)
 
 
 def _ending(rc: int, outcome: Outcome, stderr_path: Path) -> tuple[str, str]:
@@ -185,6 +229,7 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     record = state_file.update(rd, _register(me, admission))
     if record.supervisor != me:
         return 0
+    proc.become_subreaper()  # what the agent abandons is adopted here, to be ended with the agent
     clock = RunClock.of(record)
     version = record.agent_version or _agent_version(record.version_command, rd.clone)
     stdin_pipe = record.prompt_mode == "stdin"
@@ -220,6 +265,7 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     rc = child.wait()
     snapper.stop_event.set()
     snapper.join(timeout=5)
+    _end_leftovers(child.pid)
     if trouble.reason is None:
         snapper.take()
     how, reason = _ending(rc, outcome, rd.agent_stderr)
@@ -232,6 +278,15 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
             how, reason = verdict(reason, checked, record.verify_timeout_s)
     _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome), claim=claim, checked=checked)
     return 0
+
+
+def _end_leftovers(agent_pid: int) -> None:
+    """The agent is gone: so goes whatever it left running (a background server, a tool call in a
+    session of its own), before the clone is looked at or checked."""
+    left = proc.end_descendants({agent_pid})
+    if left:
+        listed = "; ".join(left[:10]) + (f"; and {len(left) - 10} more" if len(left) > 10 else "")
+        sys.stderr.write(redact(f"supervisor: stopped {len(left)} processes the agent left running: {listed}") + "\n")
 
 
 def _stop_asked(rd: RunDir) -> bool:
