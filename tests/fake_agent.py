@@ -5,8 +5,9 @@ One step a line:
   write PATH [TEXT]                        create or overwrite a file in the cwd
   sleep SECONDS
   spawn PIDFILE                            start a child that starts a grandchild; both sleep long
-  abandon PIDFILE                          start a daemon: a helper starts a long sleeper in a session of its
-                                           own (no output shared) and exits, so the sleeper is nobody's child
+  abandon PIDFILE [DIR]                    start a daemon: a helper starts a long sleeper in a session of its
+                                           own (no output shared, working in DIR, default the cwd) and exits,
+                                           so the sleeper is nobody's child
   stderr TEXT                              write a line to stderr
   exit CODE
   on-guidance LABEL                        from now on, read the guidance inbox ($ORCHESTRATOR_GUIDANCE_DIR)
@@ -83,11 +84,13 @@ def main() -> int:
             with open(rest, "a") as fh:
                 fh.write(f"{os.getpid()}\n{child.pid}\n")
         elif verb == "abandon":  # a daemon: a helper starts it in a session of its own and exits
+            pidfile, _, where = rest.partition(" ")
             starter = (
                 "import subprocess, sys\n"
                 "d = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True,"
+                f" cwd={where or None!r},"
                 " stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-                f"open({rest!r}, 'a').write(str(d.pid) + '\\n')\n"
+                f"open({pidfile!r}, 'a').write(str(d.pid) + '\\n')\n"
             )
             subprocess.run([sys.executable, "-c", starter], check=True)
         elif verb == "stderr":

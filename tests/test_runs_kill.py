@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -121,6 +122,9 @@ def test_kill_tree_ends_what_the_tree_orphaned_in_its_session(tmp_path: Path) ->
     finally:
         agent.kill()
         agent.wait()
+        if pidfile.exists() and pidfile.read_text().strip():
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(int(pidfile.read_text())).kill()
 
 
 def test_kill_ends_what_the_agent_abandoned(tmp_path: Path, repo: Path, home: Path) -> None:

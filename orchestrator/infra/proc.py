@@ -140,13 +140,17 @@ def kill_tree(ref: ProcRef, *, grace_s: float = 3.0) -> bool:
     Returns True when nothing of the tree is left alive.
     """
     root = ref.process()
-    if root is None:
-        return True
-    session = _own_session(root.pid)
-    procs = _family([root], session)
+    if root is not None:
+        session = _own_session(root.pid)
+        procs = _family([root], session)
+    else:  # gone, or a zombie nobody reaped yet, whose session may still have members
+        session = _own_session(ref.pid) if _is_zombie(ref) else None
+        procs = _family([], session)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        if not procs:
+            break
         _signal_all(procs, sig)
-        _, alive = psutil.wait_procs(procs, timeout=grace_s if sig != signal.SIGKILL else 5.0)
+        alive = _wait_gone(procs, grace_s if sig != signal.SIGKILL else 5.0)
         procs = _family(alive, session)
         if not procs:
             break
@@ -156,9 +160,16 @@ def kill_tree(ref: ProcRef, *, grace_s: float = 3.0) -> bool:
         if not procs:
             return True
         _signal_all(procs, signal.SIGKILL)
-        psutil.wait_procs(procs, timeout=5.0)
-        procs = [p for p in procs if _running(p)]
+        procs = _wait_gone(procs, 5.0)
     return not procs
+
+
+def _is_zombie(ref: ProcRef) -> bool:
+    try:
+        p = psutil.Process(ref.pid)
+        return abs(p.create_time() - ref.create_time) <= _CREATE_TIME_SLACK_S and p.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 _PR_SET_CHILD_SUBREAPER = 36  # prctl(2) option, Linux 3.4+
@@ -203,27 +214,54 @@ def reap_adopted(keep: set[int]) -> int:
     return reaped
 
 
-def end_descendants(keep: set[int], *, grace_s: float = 2.0) -> list[str]:
-    """SIGTERM, then SIGKILL, to every live descendant of ours outside `keep`; what they were
-    (`pid command`), for a note. Adopted orphans are descendants too (see `become_subreaper`)."""
+def end_descendants(keep: set[int], within: Path, *, grace_s: float = 2.0) -> tuple[list[str], list[str]]:
+    """SIGTERM, then SIGKILL, to each live descendant of ours outside `keep` whose working directory
+    is in `within`; adopted orphans are descendants too (see `become_subreaper`).
+
+    Returns what was stopped and what was spared, as `pid command` lines for a note. A process whose
+    working directory is elsewhere is spared: that is how a shared daemon looks (gpg-agent, an ssh
+    master, a build server chdir away from where they were started), and other runs may be using it.
+    """
     try:
-        procs = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep and _running(p)]
+        found = [p for p in psutil.Process().children(recursive=True) if p.pid not in keep and _running(p)]
     except psutil.Error:
-        return []
-    ended: list[str] = []
-    for p in procs:
+        return [], []
+    procs: list[psutil.Process] = []
+    stopped: list[str] = []
+    spared: list[str] = []
+    for p in found:
         try:
-            ended.append(f"{p.pid} {' '.join(' '.join(p.cmdline()).split())[:120]}")
+            line = f"{p.pid} {' '.join(' '.join(p.cmdline()).split())[:120]}"
+            inside = _is_within(p.cwd(), within)
         except psutil.Error:
-            ended.append(str(p.pid))
+            continue  # gone meanwhile
+        (stopped if inside else spared).append(line)
+        if inside:
+            procs.append(p)
     if procs:
-        _signal_all(procs, signal.SIGTERM)
-        _, alive = psutil.wait_procs(procs, timeout=grace_s)
+        _signal_all(procs, signal.SIGTERM, groups=False)  # one by one: a group may hold a spared daemon
+        alive = _wait_gone(procs, grace_s)
         if alive:
-            _signal_all(alive, signal.SIGKILL)
-            psutil.wait_procs(alive, timeout=5.0)
+            _signal_all(alive, signal.SIGKILL, groups=False)
+            _wait_gone(alive, 5.0)
         reap_adopted(keep)
-    return ended
+    return stopped, spared
+
+
+def _is_within(path: str, folder: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real == top or real.startswith(top + os.sep)
+
+
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait until none of `procs` runs (a zombie counts as gone: its adopter reaps it later), at most
+    `timeout` seconds; the ones still running."""
+    deadline = time.monotonic() + timeout
+    alive = [p for p in procs if _running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [p for p in alive if _running(p)]
+    return alive
 
 
 def _own_session(pid: int) -> int | None:
@@ -255,16 +293,17 @@ def _family(procs: list[psutil.Process], session: int | None) -> list[psutil.Pro
     return [p for p in found.values() if _running(p)]
 
 
-def _signal_all(procs: list[psutil.Process], sig: signal.Signals) -> None:
-    """`sig` to each process and to each of their process groups (never to our own group)."""
+def _signal_all(procs: list[psutil.Process], sig: signal.Signals, *, groups: bool = True) -> None:
+    """`sig` to each process and (unless `groups` is False) to each of their process groups, never
+    to our own group."""
     ours = os.getpgid(0)
-    groups: set[int] = set()
-    for p in procs:
+    pgids: set[int] = set()
+    for p in procs if groups else ():
         try:
-            groups.add(os.getpgid(p.pid))
+            pgids.add(os.getpgid(p.pid))
         except OSError:
             pass
-    for pgid in groups - {ours}:
+    for pgid in pgids - {ours}:
         try:
             os.killpg(pgid, sig)
         except (ProcessLookupError, PermissionError):

@@ -100,6 +100,8 @@ class Snapshotter(threading.Thread):
     def run(self) -> None:
         while not self.stop_event.wait(self.every):
             self.take()
+            if self.stop_event.is_set():
+                break
             agent = self.trouble.agent  # never waited for here: the main thread's Popen keeps its exit status
             proc.reap_adopted({agent.pid} if agent is not None else set())
 
@@ -264,8 +266,8 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
         child.stdout.close()  # nobody reads it any more: a stopped capture must not block the agent
     rc = child.wait()
     snapper.stop_event.set()
-    snapper.join(timeout=5)
-    _end_leftovers(child.pid)
+    snapper.join()  # bounded by its git's own timeout; its git must not pass for a leftover below
+    _end_leftovers(child.pid, rd.clone)
     if trouble.reason is None:
         snapper.take()
     how, reason = _ending(rc, outcome, rd.agent_stderr)
@@ -280,13 +282,17 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     return 0
 
 
-def _end_leftovers(agent_pid: int) -> None:
-    """The agent is gone: so goes whatever it left running (a background server, a tool call in a
-    session of its own), before the clone is looked at or checked."""
-    left = proc.end_descendants({agent_pid})
-    if left:
-        listed = "; ".join(left[:10]) + (f"; and {len(left) - 10} more" if len(left) > 10 else "")
-        sys.stderr.write(redact(f"supervisor: stopped {len(left)} processes the agent left running: {listed}") + "\n")
+def _end_leftovers(agent_pid: int, clone: Path) -> None:
+    """The agent is gone: so goes what it left running in its clone (a server started with `&`, a tool
+    call in a session of its own), before the clone is looked at or checked. What it left running
+    elsewhere is left alone (a shared daemon), and both are listed in supervisor.log."""
+    stopped, spared = proc.end_descendants({agent_pid}, clone)
+    for what, lines in (("stopped", stopped), ("left running (not in the clone)", spared)):
+        if lines:
+            listed = "; ".join(lines[:10]) + (f"; and {len(lines) - 10} more" if len(lines) > 10 else "")
+            count = f"{len(lines)} process{'es' if len(lines) > 1 else ''}"
+            note = f"supervisor: {what} {count} the agent started: {listed}"
+            sys.stderr.write(redact(note) + "\n")
 
 
 def _stop_asked(rd: RunDir) -> bool:
@@ -438,6 +444,7 @@ def main(argv: list[str]) -> int:
             record = state_file.read(rd)
             if record.agent_pid is not None:
                 proc.kill_tree(record.agent_pid)  # nobody would capture its output or record its end
+            _end_leftovers(record.agent_pid.pid if record.agent_pid else -1, rd.clone)
             _finish(rd, RunClock.of(record), "failed", why)
         except Exception as again:  # not even the ending could be recorded: the next pass finds it lost
             sys.stderr.write(f"supervisor: cannot record the ending ({why}): {again}\n")
