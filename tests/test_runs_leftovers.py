@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 
-from orchestrator.runs.supervisor import _lines_while_alive
+from orchestrator.runs.capture import _lines_while_alive
 from tests.helpers import launch, state, ticket, wait
 
 
