@@ -315,10 +315,19 @@ def test_claude_subagents_count_through_their_own_transcripts(tmp_path: Path) ->
     per_model = result["modelUsage"].values()
     keys = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
     cli_tokens = sum(u[k] for u in per_model for k in keys)
-    cut = _fed("claude-stream-json", [d for d in lines if d.get("type") != "result"], homes)
-    assert cut.tokens == cli_tokens and cli_tokens > sum(result["usage"][k] for k in ("input_tokens", "output_tokens"))
-    assert prices.cost(cut, {})[0] == pytest.approx(result["total_cost_usd"])
+    assert cli_tokens > sum(result["usage"][k] for k in ("input_tokens", "output_tokens"))
+    # with the result line: the CLI's own totals, subagents included, exactly
     assert _fed("claude-stream-json", lines, homes).tokens == cli_tokens
+    # without it: the transcripts, every subagent's counted. Each entry is written once, and one
+    # written before its message_delta keeps the message_start output figure (docs/real-agents-
+    # findings.md, 3e): then a Task call counts 2 output tokens, not 60, and nothing else differs.
+    cut = _fed("claude-stream-json", [d for d in lines if d.get("type") != "result"], homes)
+    short = cli_tokens - cut.tokens
+    assert short % (60 - 2) == 0 and 0 <= short and _within_1pct(cut.tokens, cli_tokens), (cut.tokens, cli_tokens)
+    cost = prices.cost(cut, {})[0]
+    assert cost is not None and _within_1pct(cost, result["total_cost_usd"])
+    if short == 0:
+        assert cost == pytest.approx(result["total_cost_usd"])
 
 
 CODEX_STEPS = [
