@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -36,12 +37,38 @@ def compiled_modules() -> list[Any]:
     # spiral/__init__.py stays Python: at import it decides whether the compiled modules are usable
     sources = [f"spiral/{rel}" for rel in spiral_compiled.sources(str(package))]
     os.chdir(HERE)  # mypycify takes paths relative to the project
+    # the sources as they are now: the stamp must name what is compiled, even if they change meanwhile
+    StampAfterBuild.checksum = spiral_compiled.checksum(str(package))
+    (package / spiral_compiled.STAMP).unlink(missing_ok=True)  # until this build is done, nothing is vouched for
     extensions = mypycify(sources, opt_level="3", debug_level="0")
-    stamp = package / spiral_compiled.STAMP
-    stamp.write_text(spiral_compiled.checksum(str(package)) + "\n", encoding="ascii")
     for ext in extensions:
         ext.optional = True  # a failed compile leaves the pure-Python package, with a warning
     return extensions
 
 
-setup(ext_modules=compiled_modules())
+class StampAfterBuild(build_ext):
+    """build_ext, then the stamp that lets the compiled modules run, written only once every one of
+    them was built. Written before, a compile that failed (optional extensions only warn) or was
+    interrupted would leave the last build's modules beside newer sources, vouched for by the stamp."""
+
+    checksum: str | None = None
+
+    def run(self) -> None:
+        self._failed: list[str] = []
+        super().run()
+        if self.checksum is None or self._failed or not self.extensions:
+            return
+        folders = {HERE / "spiral"} | ({Path(self.build_lib) / "spiral"} if not self.inplace else set())
+        for folder in folders:
+            if folder.is_dir():
+                (folder / spiral_compiled.STAMP).write_text(self.checksum + "\n", encoding="ascii")
+
+    def build_extension(self, ext: Any) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception:
+            self._failed.append(ext.name)
+            raise
+
+
+setup(ext_modules=compiled_modules(), cmdclass={"build_ext": StampAfterBuild})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -264,10 +265,19 @@ def logs(
     ] = False,
 ) -> None:
     """A run's tool calls, one line each: time, minute, tool, command or file; failed and denied calls marked."""
+    from orchestrator.buckets import BucketsFile
+    from orchestrator.config import load
+    from orchestrator.notify.channels import from_config
     from orchestrator.runs.logs import tool_calls
-    from orchestrator.runs.monitor import find_run
+    from orchestrator.runs.monitor import find_run, refresh
 
-    for call in tool_calls(find_run(run), follow):
+    run_dir = find_run(run)
+
+    def check() -> None:  # what a watcher pass does for this run: a dead one is recorded, and -f ends
+        cfg = load()
+        refresh(run_dir, BucketsFile(), cfg, notifier=from_config(cfg))
+
+    for call in tool_calls(run_dir, follow, check=check if follow else None):
         if as_json:
             sys.stdout.write(jsonout.line(call))
             sys.stdout.flush()
@@ -341,6 +351,11 @@ def calibrate(
 
 def main() -> None:
     gc_policy.for_the_process()
+    for stream in (sys.stdout, sys.stderr):
+        # a terminal or pipe that cannot show a character (LANG=C, PYTHONIOENCODING=ascii) gets a "?"
+        # for it, not a traceback halfway through a table
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     try:
         app()
     except UserError as exc:

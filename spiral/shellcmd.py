@@ -215,8 +215,14 @@ def _newlines_to_separators(text: str) -> str:
     return "".join(out)
 
 
+# shlex builds each token a character at a time, so its time grows with the square of a token's length
+# (a 2 MB quoted `python -c "..."` took a minute). A longer command is split at whitespace, as one
+# whose quotes do not balance is: its first words still say what it runs.
+_LEX_LIMIT = 65536
+
+
 def _split_words(text: str) -> list[str]:
-    if not _NEEDS_SHLEX.search(text):
+    if len(text) > _LEX_LIMIT or not _NEEDS_SHLEX.search(text):
         return text.split()
     try:
         return shlex.split(text)
@@ -226,7 +232,9 @@ def _split_words(text: str) -> list[str]:
 
 def _simple_commands(text: str) -> list[list[str]]:
     """Split a command line into simple commands, dropping redirections."""
-    if _NEEDS_SHLEX.search(text) and (_NEEDS_LEXER.search(text) or text.count("'") % 2):
+    if len(text) > _LEX_LIMIT:
+        tokens = text.split()
+    elif _NEEDS_SHLEX.search(text) and (_NEEDS_LEXER.search(text) or text.count("'") % 2):
         lex = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
         lex.whitespace_split = True
         lex.commenters = ""

@@ -29,12 +29,21 @@ def drive(
 
     `timeline` holds (time, native payload) turned into calls by `to_calls`,
     or (time, calls) already when `to_calls` is None. Where the walk stopped
-    is kept, for `resume`.
+    is kept, for `resume`. An item dated more than a tick after the
+    recording's end (a clock that jumped, a forged or garbled timestamp)
+    cannot have happened in it: it is skipped and counted (`beyond_end`),
+    and the items after it are still fed. Walking the clock to it would end
+    the walk there and leave the rest of the recording unread. (Within a
+    tick of the end, a last result written as the agent exited, it is fed.)
     """
     add_call = walk.detector.add_call
     rest = walk.rest = iter(timeline)
     walk.to_calls, walk.pending = to_calls, None
+    last = walk.ended + walk.tick_s
     for ts, item in rest:
+        if ts > last:
+            walk.beyond_end += 1
+            continue
         if ts > walk.now and not walk.done:
             walk.advance(ts)
         if walk.done:
@@ -153,6 +162,7 @@ class TickWalk(Watch):
         self.rest: Iterator[tuple[float, Any]] = iter(())  # the timeline not yet fed (drive), and its converter
         self.to_calls: Callable[[float, Any], list[ToolCall]] | None = None
         self.pending: tuple[float, Any] | None = None  # the timeline item drive took but did not feed
+        self.beyond_end = 0  # timeline items dated more than a tick after the recording's end, skipped (drive)
 
     def advance(self, until: float) -> None:
         """Evaluate ticks while they come before `until` (the next event's time)."""

@@ -53,7 +53,7 @@ def refused(path: Path, text: str) -> str:
         ),
         (
             "agents:\n  ok:\n    command: [a]\n  x:\n    command:\n    - a\n    - ''\n",
-            "config.yaml:7: agents.x.command must be a non-empty list of strings (an argv), got ['a', '']",
+            "config.yaml:7: agents.x.command must be a non-empty list of strings (an argv), got a list whose item 1 is ''",
         ),
         ("agents:\n  x:\n    format: generic\n", "config.yaml:3: missing key 'agents.x.command'"),
         ("agents:\n  x:\n", "config.yaml:2: agents.x must be a mapping, got nothing"),

@@ -35,10 +35,15 @@ def _lines(path: Path) -> Iterator[bytes]:
         raise UserError(f"{path}: cannot read: {exc}") from None
 
 
+_LAST_PLAUSIBLE = (
+    32503680000.0  # 3000-01-01T00:00:00Z: far enough from year 9999 (the last an ISO time says) to add spacing
+)
+
+
 def _record_ts(obj: Any) -> float | None:
-    if isinstance(obj, dict):
-        return parse_ts(obj.get("timestamp"))
-    return None
+    """A record's own time; a garbled one (before 1970, from year 3000 on) counts as none."""
+    ts = parse_ts(obj.get("timestamp")) if isinstance(obj, dict) else None
+    return ts if ts is not None and 0.0 <= ts < _LAST_PLAUSIBLE else None
 
 
 def _record_cwd(obj: Any) -> str | None:
@@ -138,6 +143,8 @@ def import_log(
         raise UserError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if bucket not in BUCKET_NAMES:
         raise UserError(f"--bucket must be one of {', '.join(BUCKET_NAMES)}, got {bucket!r}")
+    if not 0 <= spacing <= 86400:  # NaN fails this too
+        raise UserError(f"--spacing must be a number of seconds from 0 to 86400, got {spacing}")
     cid = case_id or re.sub(r"[^a-z0-9-]+", "-", out.name.lower()).strip("-")
     if not re.match(r"^[a-z0-9][a-z0-9-]*$", cid or ""):
         raise UserError(f"cannot make a case id from {out.name!r}; pass --id")

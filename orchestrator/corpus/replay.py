@@ -21,6 +21,7 @@ from orchestrator.corpus.recorded import (
 )
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.gc_policy import fewer_collections
+from orchestrator.infra.redaction import redact_cut
 from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
@@ -182,8 +183,8 @@ def _replay_events(
         signals=[s for s in SIGNAL_NAMES if s in fired],
         region=latest.region if latest is not None else "healthy",
         suspicion=shown.suspicion if shown else 0,
-        evidence=list(shown.evidence) if shown else [],
-        skipped_lines=counter.skipped + adapter.skipped,
+        evidence=[redact_cut(e) for e in shown.evidence] if shown else [],  # a replay's output may be shared
+        skipped_lines=counter.skipped + adapter.skipped + walk.beyond_end,
         tool_calls=detector.calls,
         provider_retries=adapter.provider_retries,
     )

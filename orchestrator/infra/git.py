@@ -6,6 +6,7 @@ from pathlib import Path
 
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.redaction import redact
 from spiral.porcelain import parse_porcelain
 
 # the transports a clone may use; git runs a command for others (ext::, fd::, remote helpers)
@@ -27,9 +28,9 @@ def clone(repo: str, dest: Path, *, base: str | None, branch: str) -> None:
     except git.GitCommandError as exc:
         detail = (exc.stderr or str(exc)).strip().replace("\n", " ")
         detail = detail.removeprefix("stderr: ").strip("' ")
-        raise UserError(f"git clone {repo} failed: {detail}") from None
+        raise UserError(redact(f"git clone {repo} failed: {detail}")) from None  # the URL may hold a password
     except (git.exc.UnsafeProtocolError, git.exc.UnsafeOptionError) as exc:
-        raise UserError(f"git clone {repo} refused: {exc}") from None
+        raise UserError(redact(f"git clone {repo} refused: {exc}")) from None
 
 
 def tracked_files(clone_dir: Path) -> list[str]:

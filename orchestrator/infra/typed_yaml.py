@@ -19,6 +19,7 @@ import msgspec
 from msgspec import Meta
 
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.redaction import redact
 from orchestrator.infra.yamlfile import Complaints
 
 T = TypeVar("T")
@@ -202,5 +203,10 @@ def _shown(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, dict):
         return "a mapping"
-    text = repr(value)
+    if isinstance(value, list | tuple):
+        # the item at fault, not the list: an argv may hold a key beside a mistyped number
+        bad = next((i for i, item in enumerate(value) if not isinstance(item, str) or not item), None)
+        if bad is not None:
+            return f"a list whose item {bad} is {_shown(value[bad])}"
+    text = redact(repr(value))  # whatever is shown of a value may be a key pasted in the wrong place
     return text if len(text) <= 60 else text[:57] + "..."

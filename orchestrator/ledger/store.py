@@ -139,22 +139,32 @@ def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
     delay = 0.02
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             text = str(exc)
             if "not a valid DuckDB database" in text:
-                aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
-                path.rename(aside)
-                sys.stderr.write(
-                    f"warning: {path} was not a DuckDB database; moved to {aside.name}, "
-                    f"rebuilding the ledger from the run folders\n"
-                )
+                _set_aside(path, "was not a DuckDB database")
                 read_only = False
                 continue
             if "lock" not in text.lower() or time.monotonic() > deadline:
                 raise UserError(f"{path}: ledger busy or unreadable: {text.splitlines()[0]}") from None
             time.sleep(delay)  # a process outside ours (say, the duckdb CLI) has the file
             delay = min(delay * 2, 0.5)
+            continue
+        try:
+            schema_version(con)  # a file cut short (a full disk, a copy stopped midway) opens, then fails here
+            return con
+        except duckdb.Error as exc:
+            con.close()
+            _set_aside(path, f"could not be read ({(str(exc) or type(exc).__name__).splitlines()[0]})")
+            read_only = False
+
+
+def _set_aside(path: Path, why: str) -> None:
+    """Move an unusable ledger out of the way (kept, for a look): it is only an index, rebuilt from the runs."""
+    aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+    path.rename(aside)
+    sys.stderr.write(f"warning: {path} {why}; moved to {aside.name}, rebuilding the ledger from the run folders\n")
 
 
 def schema_version(con: Any) -> int:

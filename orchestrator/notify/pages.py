@@ -2,130 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
+from orchestrator.infra.redaction import redact as redact  # (both importable from here too)
+from orchestrator.infra.redaction import redact_cut as redact_cut
 from orchestrator.record.model import RunRecord
 
 MAX_LINE = 220
 MAX_BODY = 1800
-
-# Tokens that must never leave the machine in a page, whatever the agent printed. Redaction runs
-# on the whole text before anything is cut (a cut secret no longer matches its pattern); hex
-# digests (commit ids, sha256 sums) are kept: a hex secret is caught only by its name or flag.
-# Names are matched from their start only and at most 80 characters long, with no backtracking
-# into them (possessive), so that a long run of letters costs linear time, not quadratic.
-_KEY_WORDS = (
-    r"api[_-]?key|secret|token|passw(?:or)?d|pwd|passphrase|credentials?|auth"
-    r"|(?:private|access|account|sharedaccess|client|master|signing|encryption|license)[_-]?key"
-    r"|key[_-]?data|(?<![a-z])pass(?![a-z])"
-)
-_KEY_NAME = r"(?<![A-Za-z0-9_.\-])(?=[A-Za-z0-9_.\-]{0,80}?(?:" + _KEY_WORDS + r"))[A-Za-z0-9_.\-]{1,80}+"
-_FLAG_NAME = (
-    r"(?=[A-Za-z0-9_\-]{0,80}?(?:" + _KEY_WORDS + r"))[A-Za-z0-9_\-]{1,80}+"
-    r"(?<!file)(?<!stdin)(?<!path)(?<!env)(?<!type)(?<!dir)"
-)
-_VALUE = r"[^\s'\",;}&]"
-_LOGINS = r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:\s+registry)?)\s+login"
-_PREFIXED = (  # vendor tokens recognisable by their prefix alone
-    r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|gl[a-z]{1,6}-[A-Za-z0-9_\-]{20,}"
-    r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{16,}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{16,}"
-    r"|hf_[A-Za-z0-9]{20,}|api_org_[A-Za-z0-9]{20,}|xox[abposer]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}"
-    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{16,}|(?:gsk|xai)[_-][A-Za-z0-9]{16,}"
-    r"|hv[sbr]\.[A-Za-z0-9_\-]{20,}|AT(?:BB|ATT|CTT)[A-Za-z0-9_=\-]{20,}|SK[0-9a-fA-F]{32}"
-    r"|shp(?:at|ss|ca|pa)_[A-Za-z0-9]{20,}|do[opr]_v1_[A-Za-z0-9]{20,}|lin_api_[A-Za-z0-9]{20,}"
-    r"|sntry[su]_[A-Za-z0-9_=\-]{20,}|PMAK-[A-Za-z0-9\-]{20,}|NRAK-[A-Z0-9]{20,}|r8_[A-Za-z0-9]{20,}"
-    r"|dapi[0-9a-f]{32}|key-[0-9a-f]{32}|dp\.(?:st|ct|sa|scim)\.[A-Za-z0-9_\-.]{20,}|glsa_[A-Za-z0-9_]{20,}"
-    r"|(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[0-9A-Z]{16}"
-    r"|AIza[0-9A-Za-z_\-]{30,}|ya29\.[A-Za-z0-9_\-]{20,}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"
-    r"|eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}|[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"
-)
-_SECRETS = [
-    (
-        re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|$)",
-            re.S,
-        ),
-        "[REDACTED-PRIVATE-KEY]",
-    ),
-    (re.compile(r"\b(sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,})"), "sk-[REDACTED]"),
-    (re.compile(r"(?<![A-Za-z0-9])(?:" + _PREFIXED + r")(?![A-Za-z0-9])"), "[REDACTED-TOKEN]"),
-    (re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]+"), "https://hooks.slack.com/[REDACTED]"),
-    (re.compile(r"(?i)(discord(?:app)?\.com/api/webhooks/[0-9]+/)[A-Za-z0-9_\-]+"), r"\1[REDACTED]"),
-    # headers whose whole value is a credential (up to the quote or the line's end)
-    (re.compile(r"(?i)(\b(?:proxy-)?authorization\s*[:=]\s*)[^'\"\n\\]+"), r"\1[REDACTED]"),
-    (re.compile(r"(?i)(\b(?:set-)?cookie\s*:\s*)[^'\"\n\\]+"), r"\1[REDACTED]"),
-    (re.compile(r"(?i)\b(bearer|token|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"), r"\1 [REDACTED]"),
-    # user:password@host, including an empty user and passwords holding '@'
-    (
-        re.compile(r"(?i)((?<![a-z0-9+.\-])[a-z][a-z0-9+.\-]{0,30}+://[^\s:/@]*:)\S{1,256}@(?=[^\s@/]+(?:[/:?\s]|$))"),
-        r"\1[REDACTED]@",
-    ),
-    # curl -u user:password, --user user:password
-    (re.compile(r"(\s(?:-u|--user)(?:\s+|=)['\"]?[^\s:'\"]+:)(?!//)[^\s'\"]+"), r"\1[REDACTED]"),
-    # docker login -p PASSWORD, sshpass -p PASSWORD, redis-cli -a PASSWORD (-p elsewhere is a port, a plugin...)
-    (
-        re.compile(r"(?i)(\b" + _LOGINS + r"\b[^|;&\n]*?\s(?:-p|--password)(?:=|\s+))(['\"]?)[^\s'\"]+\2"),
-        r"\1\2[REDACTED]\2",
-    ),
-    (re.compile(r"(\bsshpass\s+(?:-\w+\s+)*-p\s*)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\bredis-cli\b[^|;&\n]*?\s-a\s+)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\bpass:)[^\s'\"]+"), r"\1[REDACTED]"),  # openssl -passin pass:SECRET
-    # echo SECRET | docker login --password-stdin (or sudo -S, chpasswd)
-    (
-        re.compile(
-            r"(\b(?:echo|printf)\s+)(['\"]?)[^'\"|\n]{1,256}\2(?=\s*\|[^|]*(?:--password-stdin|sudo\s+-S|chpasswd|passwd\b))"
-        ),
-        r"\1\2[REDACTED]\2",
-    ),
-    # mysql -pPASSWORD (anywhere when it holds a digit, capital or sign; `tar -pxzf` is kept)
-    (re.compile(r"(\s--password(?:=|\s+))(['\"]?)[^\s'\"]{3,}\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\b(?:mysql\w*|mariadb\w*)\b[^|;&\n]*?\s-p)(['\"]?)[^\s'\"]{3,}\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\s-p)(?=[^\s'\"]*[0-9A-Z!@#$%^&*+=])[^\s'\"\-:][^\s'\":]{2,}(?=\s|$)"), r"\1[REDACTED]"),
-    (re.compile(r"(\s-p\s+)(['\"])(?:(?!\2).)+\2"), r"\1\2[REDACTED]\2"),
-    # .netrc: machine HOST login USER password SECRET
-    (re.compile(r"(?i)(\b(?:machine|login)\s+\S+\s+(?:login\s+\S+\s+)?password\s+)\S+"), r"\1[REDACTED]"),
-    # aws configure set aws_secret_access_key VALUE, npm config set //host/:_authToken VALUE
-    (
-        re.compile(
-            r"(?i)(\b(?:config|configure)\s+set\s+(?:--\S+\s+)*\S{0,80}?" + _KEY_NAME + r"\s+)(['\"]?)[^\s'\"]+\2"
-        ),
-        r"\1\2[REDACTED]\2",
-    ),
-    # --api-key VALUE, --token=VALUE, -password VALUE
-    (re.compile(r"(?i)((?<![\w-])--?" + _FLAG_NAME + r"(?:=|\s+))(['\"])(?:(?!\2).)+\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(?i)((?<![\w-])--?" + _FLAG_NAME + r"(?:=|\s+))(?!-)" + _VALUE + "+"), r"\1[REDACTED]"),
-    # Azure SAS signatures, AWS signatures in URLs
-    (
-        re.compile(r"(?i)([?&;](?:sig|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&\s'\"]+"),
-        r"\1[REDACTED]",
-    ),
-    # name=value, name: value, "name": "value" (quoted values may hold spaces)
-    (re.compile(r"(?i)(" + _KEY_NAME + r"['\"]?\s*(?:=|:(?!:))\s*)(['\"])(?:(?!\2).){3,}\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(?i)(" + _KEY_NAME + r"['\"]?\s*(?:=|:(?!:))\s*)" + _VALUE + "{4,}"), r"\1[REDACTED]"),
-    (
-        re.compile(
-            r"((?<![A-Za-z0-9_])(?=[A-Z0-9_]{0,80}?(?:KEY|SECRET|PASS|PWD|AUTH|SIG))[A-Z0-9_]{1,80}+=)"
-            + _VALUE
-            + "{4,}"
-        ),
-        r"\1[REDACTED]",
-    ),
-    # anything that looks like a long random key: letters and digits mixed, not a hex digest
-    (
-        re.compile(
-            r"(?<![A-Za-z0-9_\-])(?=[A-Za-z0-9_\-]*[0-9])(?=[A-Za-z0-9_\-]*[a-z])(?=[A-Za-z0-9_\-]*[A-Z])[A-Za-z0-9_\-]{32,}+"
-        ),
-        "[REDACTED-KEY]",
-    ),
-    # a 40-character base64 secret (an AWS secret access key), slashes and pluses allowed
-    (
-        re.compile(
-            r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]*[0-9])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[A-Z])"
-            r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"
-        ),
-        "[REDACTED-KEY]",
-    ),
-]
 
 ENDING_TITLES = {
     "stalled": "run {run} stalled",
@@ -135,24 +17,6 @@ ENDING_TITLES = {
     "lost": "run {run} was lost",
     "over_budget": "run {run} stopped at its spend ceiling",
 }
-
-
-def redact(text: str) -> str:
-    for pattern, repl in _SECRETS:
-        text = pattern.sub(repl, text)
-    return text
-
-
-# a path the detector shortened to its end ("...rest/of/it"): its first, partial part may be the
-# tail of a secret that no pattern can recognise any more, so it is dropped up to the next "/"
-# (or, in a cut file name, the run of token characters it starts with)
-_CUT_PATH = re.compile(r"(?<!\S)\.\.\.[^\s/]*(/\S)")
-_CUT_NAME = re.compile(r"(?<!\S)\.\.\.[A-Za-z0-9_+=~\-]+")
-
-
-def redact_cut(text: str) -> str:
-    """`redact`, and the partial first part of a path cut at its start dropped (evidence lines)."""
-    return redact(_CUT_NAME.sub("...", _CUT_PATH.sub(r"...\1", text)))
 
 
 def _cut(line: str, limit: int = MAX_LINE) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from orchestrator.infra.atomic import write_text_atomic
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import held
+from orchestrator.infra.redaction import redact
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ACTIVE, ENDED, VERSION, RecordError, RunRecord, from_builtins, to_builtins
 
@@ -120,12 +121,15 @@ def update(run: RunDir | Path, change: Callable[[RunRecord], bool | None]) -> Ru
 
 
 def end(record: RunRecord, how: str, reason: str, *, exit_code: int | None = None) -> bool:
-    """Record an ending once: a run that already ended keeps its first ending."""
+    """Record an ending once: a run that already ended keeps its first ending.
+
+    The reason is redacted: it may quote a clone URL with a password, or an error that printed a key,
+    and `status`, `history` and the ledger show it as written."""
     changed = False
     if exit_code is not None and record.exit_code is None:
         record.exit_code = exit_code
         changed = True
     if record.ended:
         return changed
-    record.state, record.reason, record.ended_at = how, reason, utcnow()
+    record.state, record.reason, record.ended_at = how, redact(reason), utcnow()
     return True

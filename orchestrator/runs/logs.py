@@ -13,6 +13,13 @@ its result is known:
   printed. Calls keep the log's order, so a call waiting for its result holds
   back the ones after it, for at most GRACE_S. Once the run has ended and
   its log is read to the end, whatever still waits is printed (`[no result]`).
+  While the log is quiet, `check` (the CLI passes the watcher's refresh of
+  this run) is called at most every CHECK_S, so a run whose supervisor died with
+  no watcher running is found dead and recorded, and -f ends, instead of
+  waiting for an ending nobody will write.
+
+What is printed is redacted (orchestrator/infra/redaction.py): an agent's
+log holds whatever it echoed, keys and tokens included.
 
 Marks: `[denied]` (the agent's permission layer or sandbox refused it: it did
 not run), `[error]` or `[error, exit N]` (it failed), each followed by the
@@ -25,11 +32,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from orchestrator.infra.errors import UserError
 from orchestrator.infra.lines import whole_lines
+from orchestrator.infra.redaction import redact
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from spiral.adapters import make_adapter
@@ -38,6 +47,7 @@ from spiral.model import ToolCall
 from spiral.timestamps import format_ts, parse_ts
 
 GRACE_S = 5.0  # -f: how long a call waits for its result before it is printed without one
+CHECK_S = 10.0  # -f: how often a quiet run's liveness is checked (`check`)
 _SHOWN_OUTPUT = 100  # characters of output on a readable line
 
 
@@ -71,15 +81,19 @@ def as_row(call: ToolCall, started: float, waiting: bool = False) -> dict[str, A
         "ts": format_ts(call.ts),
         "minute": round((call.ts - started) / 60.0, 2),
         "tool": call.tool,
-        "command": call.command,
-        "path": call.path,
+        "command": _redacted(call.command),
+        "path": _redacted(call.path),
         "is_error": call.is_error,
         "denied": call.denied,
         "exit_code": call.exit_code,
-        "output": call.output,
+        "output": _redacted(call.output),
         "result_seen": call.result_seen,
-        "line": describe(call, started, waiting),
+        "line": redact(describe(call, started, waiting)),
     }
+
+
+def _redacted(text: str | None) -> str | None:
+    return redact(text) if text else text
 
 
 def _decided(call: ToolCall) -> bool:
@@ -87,15 +101,25 @@ def _decided(call: ToolCall) -> bool:
     return call.result_seen or call.call_id is None
 
 
-def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5, grace_s: float = GRACE_S) -> Iterator[dict[str, Any]]:
+def tool_calls(
+    run_dir: Path,
+    follow: bool,
+    poll_s: float = 0.5,
+    grace_s: float = GRACE_S,
+    check: Callable[[], object] | None = None,
+) -> Iterator[dict[str, Any]]:
     """The run's calls as rows (see as_row), each once, in log order; see the module docstring for when."""
     rd = RunDir.of(run_dir)
     record = state_file.read(rd)
-    adapter = make_adapter(str(record.format), str(rd.clone))
+    try:
+        adapter = make_adapter(str(record.format), str(rd.clone))
+    except ValueError:  # a record written by hand, or by something else than us
+        raise UserError(f"{rd.state_json}: run {rd.run_id} names no known log format ({record.format!r})") from None
     started = parse_ts(record.started_at) or 0.0
     path = rd.events
     offset = 0
     waiting: deque[tuple[float, ToolCall]] = deque()  # (print by, call), in log order
+    checked_at, seen = -CHECK_S, -1  # when `check` last ran; the log's size at the previous poll
     while True:
         for line, end in whole_lines(path, offset):
             offset = end
@@ -113,6 +137,10 @@ def tool_calls(run_dir: Path, follow: bool, poll_s: float = 0.5, grace_s: float 
             yield as_row(waiting.popleft()[1], started, waiting=True)
         if state_file.read(rd).ended and (not path.exists() or path.stat().st_size == offset):
             break
+        if check is not None and offset == seen and now - checked_at >= CHECK_S:
+            check()  # the log is quiet: is anything still running the agent?
+            checked_at = now
+        seen = offset
         time.sleep(poll_s)
     while waiting:
         yield as_row(waiting.popleft()[1], started)

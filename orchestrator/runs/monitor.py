@@ -39,6 +39,9 @@ from spiral.timestamps import format_ts, parse_ts
 def list_run_dirs() -> list[Path]:
     root = runs_dir()
     if not root.is_dir():
+        for where in (root, root.parent):  # no runs yet, unless something that is not a folder is in the way
+            if where.exists() and not where.is_dir():
+                raise UserError(f"{where}: cannot use it as the state folder: not a folder")
         return []
     return sorted(p for p in root.iterdir() if RunDir(p).is_run())
 

@@ -1,0 +1,118 @@
+"""Bad inputs an audit found (2026-12-03): each gets a clear answer, never a traceback, a hang, or a
+detector that stops reading."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import ROOT, cli, copy_case, fake_run, live_generic_run, one_line_error
+
+
+def test_a_line_dated_after_the_recording_is_skipped_not_the_end_of_the_walk(tmp_path: Path) -> None:
+    case = copy_case("spiral-same-error-varied-commands-generic", tmp_path)
+    lines = (case / "events.jsonl").read_text().splitlines(keepends=True)
+    assert '"command":"git diff --stat"' in lines[3]
+    lines[3] = lines[3].replace(lines[3][7:31], "2099-01-01T00:00:00.000Z", 1)
+    (case / "events.jsonl").write_text("".join(lines))
+    p = cli("replay", str(case), "--json")
+    assert p.returncode == 0, p.stderr
+    result = json.loads(p.stdout)
+    assert result["spiral"] is True and "same_error" in result["signals"], result
+    assert result["skipped_lines"] == 1
+
+
+def test_a_huge_quoted_command_is_analysed_in_linear_time() -> None:
+    # shlex took a minute over a 2 MB quoted `python -c`; the watcher's tick runs this analysis
+    code = (
+        "from spiral.shellcmd import analyse\n"
+        "def cmd(n): return 'python -c \"' + 'x ' * n + '\" && python tmp_debug.py'\n"
+        "small, huge = analyse(cmd(10)), analyse(cmd(1_000_000))\n"
+        "print(small.script, huge == small)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "tmp_debug.py True", p.stderr
+
+
+def test_a_ledger_cut_short_is_set_aside_and_rebuilt(home: Path) -> None:
+    fake_run("done-20260101-000000")
+    assert cli("history").returncode == 0
+    ledger = home / "ledger.duckdb"
+    data = ledger.read_bytes()
+    ledger.write_bytes(data[: len(data) // 3])
+    p = cli("ledger", "rebuild")
+    assert p.returncode == 0 and "could not be read" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert [x.name for x in home.glob("ledger.duckdb.unreadable-*")]
+    q = cli("history", "--json")
+    assert q.returncode == 0 and [r["run_id"] for r in json.loads(q.stdout)["runs"]] == ["done-20260101-000000"]
+
+
+def test_logs_follow_ends_when_the_supervisor_is_gone(tmp_path: Path, home: Path) -> None:
+    gone = subprocess.Popen(["sleep", "600"])  # its supervisor, which then dies (a reboot, a kill -9)
+    t0 = time.time() - 120
+    run = live_generic_run(home, "orphan-20260101-000000", gone.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})])
+    gone.kill()
+    gone.wait()
+    p = cli("logs", run.name, "-f", timeout=60)
+    assert p.returncode == 0 and "ls" in p.stdout, p.stderr
+    record = json.loads((run / "state.json").read_text())
+    assert record["state"] == "lost" and "supervising process vanished" in record["reason"]
+
+
+def test_logs_of_a_record_without_a_format_is_one_line(home: Path) -> None:
+    run = fake_run("odd-20260101-000000")
+    record = json.loads((run / "state.json").read_text())
+    record["format"] = None
+    (run / "state.json").write_text(json.dumps(record))
+    one_line_error(cli("logs", run.name), "names no known log format")
+
+
+def test_corpus_import_takes_garbled_times_and_refuses_a_bad_spacing(tmp_path: Path) -> None:
+    src = tmp_path / "t.jsonl"
+    src.write_text(
+        "".join(
+            json.dumps({"type": "user", "timestamp": ts, "message": {"content": "hi"}}) + "\n"
+            for ts in (1e300, "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00", -1e18)
+        )
+    )
+    p = cli(
+        "corpus", "import", str(src), "--format", "claude-transcript", "--bucket", "small", "--out", str(tmp_path / "c")
+    )
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert cli("replay", str(tmp_path / "c")).returncode == 0
+    for bad in ("nan", "-5", "1e300"):
+        q = cli(
+            "corpus",
+            "import",
+            str(src),
+            "--format",
+            "generic",
+            "--bucket",
+            "small",
+            "--out",
+            str(tmp_path / bad),
+            "--spacing",
+            bad,
+        )
+        one_line_error(q, "--spacing must be a number of seconds from 0 to 86400")
+
+
+def test_a_terminal_that_cannot_show_a_character_gets_a_table_not_a_traceback(home: Path) -> None:
+    run = fake_run("wide-20260101-000000", state_name="failed")
+    record = json.loads((run / "state.json").read_text())
+    record["reason"] = "agent exited 1 … café ✗"
+    (run / "state.json").write_text(json.dumps(record))
+    for args in (("status",), ("status", "--wide"), ("history",)):
+        p = cli(*args, env={"PYTHONIOENCODING": "ascii"})
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert "wide-2026" in p.stdout or "wide-20260101-000000"[:9] in p.stdout
+
+
+def test_a_state_folder_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    spot = tmp_path / "not-a-folder"
+    spot.write_text("x")
+    for args in (("status",), ("status", "--json"), ("watch", "--once")):
+        one_line_error(cli(*args, env={"ORCHESTRATOR_HOME": str(spot)}), "cannot use it as the state folder")
