@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.helpers import ROOT, cli, copy_case, fake_run, live_generic_run, one_line_error
+from tests.helpers import ROOT, cli, copy_case, fake_run, live_generic_run, one_line_error, ticket
 
 
 def test_a_line_dated_after_the_recording_is_skipped_not_the_end_of_the_walk(tmp_path: Path) -> None:
@@ -116,3 +116,9 @@ def test_a_state_folder_that_is_a_file_is_refused(tmp_path: Path) -> None:
     spot.write_text("x")
     for args in (("status",), ("status", "--json"), ("watch", "--once")):
         one_line_error(cli(*args, env={"ORCHESTRATOR_HOME": str(spot)}), "cannot use it as the state folder")
+
+
+def test_a_ticket_refused_for_its_overrides_leaves_no_run_folder(tmp_path: Path, repo: Path, home: Path) -> None:
+    bad = ticket(tmp_path, repo, "say hi", overrides={"signals": {"polling": {"polls": "many"}}})
+    one_line_error(cli("launch", str(bad)), "signals.polling.polls must be a non-negative integer")
+    assert not list((home / "runs").glob("t1-*"))

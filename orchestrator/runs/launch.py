@@ -259,8 +259,12 @@ def _checked(ref: str, cfg: UserConfig) -> tuple[tickets.Ticket, str | None]:
 def _queue(ticket: tickets.Ticket, version: str | None, cfg: UserConfig, buckets: BucketsFile) -> RunDir:
     """A run folder with its record in state `queued`, its ticket and its (empty) guidance inbox."""
     rd = _new_run_dir(ticket.id)
-    cmd = agent_command(ticket, cfg, rd.guidance)  # now that the run has a folder: its guidance inbox
-    record = _record(rd.run_id, ticket, cmd, cfg, buckets)
+    try:
+        cmd = agent_command(ticket, cfg, rd.guidance)  # now that the run has a folder: its guidance inbox
+        record = _record(rd.run_id, ticket, cmd, cfg, buckets)
+    except UserError:  # refused (its overrides, say): no empty run folder is left behind
+        shutil.rmtree(rd.path, ignore_errors=True)
+        raise
     record.agent_version = version
     try:
         rd.ticket.write_text(ticket.text, encoding="utf-8")
