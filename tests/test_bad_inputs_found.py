@@ -122,3 +122,14 @@ def test_a_ticket_refused_for_its_overrides_leaves_no_run_folder(tmp_path: Path,
     bad = ticket(tmp_path, repo, "say hi", overrides={"signals": {"polling": {"polls": "many"}}})
     one_line_error(cli("launch", str(bad)), "signals.polling.polls must be a non-negative integer")
     assert not list((home / "runs").glob("t1-*"))
+
+
+def test_one_run_folder_the_system_refuses_does_not_stop_history(home: Path) -> None:
+    fake_run("good-20260101-000000")
+    bad = fake_run("bad-20260101-000000")
+    (bad / "events.jsonl").unlink()
+    (bad / "events.jsonl").mkdir()
+    p = cli("history", "--json")
+    assert p.returncode == 0, p.stderr
+    assert "good-20260101-000000" in [r["run_id"] for r in json.loads(p.stdout)["runs"]]
+    assert cli("ledger", "rebuild").returncode == 0

@@ -238,7 +238,10 @@ def refresh(
             continue
         if known.get(folder.name) == (mtime, size):
             continue
-        rec = read_run(folder, prices)
+        try:
+            rec = read_run(folder, prices)
+        except OSError:  # one run's file the system refuses (a folder where events.jsonl should be): that run only
+            rec = None
         if rec is None:
             stats.unreadable += 1
             continue
