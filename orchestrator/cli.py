@@ -265,19 +265,12 @@ def logs(
     ] = False,
 ) -> None:
     """A run's tool calls, one line each: time, minute, tool, command or file; failed and denied calls marked."""
-    from orchestrator.buckets import BucketsFile
-    from orchestrator.config import load
-    from orchestrator.notify.channels import from_config
     from orchestrator.runs.logs import tool_calls
-    from orchestrator.runs.monitor import find_run, refresh
+    from orchestrator.runs.monitor import find_run, refresh_now
 
     run_dir = find_run(run)
-
-    def check() -> None:  # what a watcher pass does for this run: a dead one is recorded, and -f ends
-        cfg = load()
-        refresh(run_dir, BucketsFile(), cfg, notifier=from_config(cfg))
-
-    for call in tool_calls(run_dir, follow, check=check if follow else None):
+    # while the log is quiet, what a watcher pass does for this run: a dead one is recorded, and -f ends
+    for call in tool_calls(run_dir, follow, check=(lambda: refresh_now(run_dir)) if follow else None):
         if as_json:
             sys.stdout.write(jsonout.line(call))
             sys.stdout.flush()

@@ -62,6 +62,19 @@ def test_logs_follow_ends_when_the_supervisor_is_gone(tmp_path: Path, home: Path
     assert record["state"] == "lost" and "supervising process vanished" in record["reason"]
 
 
+def test_nudge_of_a_run_whose_supervisor_is_gone_is_refused(home: Path) -> None:
+    gone = subprocess.Popen(["sleep", "600"])
+    t0 = time.time() - 120
+    run = live_generic_run(home, "mute-20260101-000000", gone.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})])
+    record = json.loads((run / "state.json").read_text())
+    record["guidance_via"] = "inbox file"  # it takes guidance, as the demo and generic agents do
+    (run / "state.json").write_text(json.dumps(record))
+    gone.kill()
+    gone.wait()
+    one_line_error(cli("nudge", run.name, "try another way"), "has ended (lost)")
+    assert not list((run / "guidance").glob("inbox/*"))
+
+
 def test_logs_of_a_record_without_a_format_is_one_line(home: Path) -> None:
     run = fake_run("odd-20260101-000000")
     record = json.loads((run / "state.json").read_text())

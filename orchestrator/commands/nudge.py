@@ -33,10 +33,11 @@ def nudge_command(
     """
     from orchestrator.runs.guidance.nudge import compose
     from orchestrator.runs.guidance.nudge import nudge as do_nudge
-    from orchestrator.runs.monitor import find_run
+    from orchestrator.runs.monitor import find_run, refresh_now
 
     body, kind = compose(text, file, redirect, wrap_up)
     found = find_run(run)
+    refresh_now(found)  # a run whose supervisor died (and no watcher saw it) is recorded so, and refused
     g = do_nudge(found, body, kind)
     if as_json:
         sys.stdout.write(

@@ -120,6 +120,16 @@ def refresh(
     return deliver(view, cfg, notifier) if send else view
 
 
+def refresh_now(run_dir: Path) -> RunView:
+    """One run refreshed as a watcher pass would (the user's settings and targets): a command about to act
+    on a run (`logs -f` on a quiet log, `nudge`) learns that its supervisor died while no watcher ran."""
+    from orchestrator.config import load
+    from orchestrator.notify.channels import from_config
+
+    cfg = load()
+    return refresh(run_dir, BucketsFile(), cfg, notifier=from_config(cfg))
+
+
 def deliver(view: RunView, cfg: UserConfig, notifier: Notifier | None = None) -> RunView:
     """What a refresh sends once the run is evaluated: its due notices, an ended run's trace."""
     rd = RunDir.of(view.run_dir)
