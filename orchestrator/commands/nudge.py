@@ -29,7 +29,9 @@ def nudge_command(
     Claude Code and Codex get it through a hook after their next tool call (never
     mid-call), in the very next model request; other agents read the inbox named
     by $ORCHESTRATOR_GUIDANCE_DIR. `status` shows the receipt; a message not
-    received within guidance_deliver_minutes is taken back and reported.
+    received within guidance_deliver_minutes is taken back and reported. The run
+    is refreshed first, as a watcher pass would: one whose supervisor is gone is
+    recorded `lost` and the message refused.
     """
     from orchestrator.runs.guidance.nudge import compose
     from orchestrator.runs.guidance.nudge import nudge as do_nudge
