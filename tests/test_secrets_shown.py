@@ -40,12 +40,14 @@ def test_logs_redact_what_the_agent_echoed(home: Path) -> None:
         {"tool": "Bash", "command": f"export ANTHROPIC_API_KEY={KEY}", "output": ""},
         {"tool": "Bash", "command": "curl -s https://api.example.com/x", "output": f"Authorization: Bearer {TOKEN}"},
         {"tool": "Bash", "command": "pytest -q", "output": "3 passed"},
+        # the key straddles where the readable line cuts a command (157 characters)
+        {"tool": "Bash", "command": "echo " + "x" * 128 + f" {TOKEN} | wc", "output": ""},
     ]
     run = fake_run("echo-20260101-000000", fmt="generic", events=events)
     text = cli("logs", run.name)
     rows = cli("logs", run.name, "--json")
     assert text.returncode == 0 and rows.returncode == 0, text.stderr + rows.stderr
-    assert len(text.stdout.splitlines()) == 3 and "pytest -q" in text.stdout
+    assert len(text.stdout.splitlines()) == 4 and "pytest -q" in text.stdout
     parsed = [json.loads(line) for line in rows.stdout.splitlines()]
     assert parsed[0]["command"].startswith("export ANTHROPIC_API_KEY=") and "REDACTED" in parsed[0]["command"]
     for out in (text.stdout, rows.stdout):

@@ -51,8 +51,8 @@ CHECK_S = 10.0  # -f: how often a quiet run's liveness is checked (`check`)
 _SHOWN_OUTPUT = 100  # characters of output on a readable line
 
 
-def mark(call: ToolCall, waiting: bool = False) -> str:
-    """The readable line's flag: what the call's result said, or that there was none."""
+def mark(call: ToolCall, output: str | None, waiting: bool = False) -> str:
+    """The readable line's flag: what the call's result said (`output`: its text, redacted), or that there was none."""
     if call.denied:
         flag = "[denied]"
     elif call.is_error:
@@ -61,34 +61,36 @@ def mark(call: ToolCall, waiting: bool = False) -> str:
         return "  [running]" if waiting else "  [no result]"
     else:
         return ""
-    out = call.output or ""
+    out = output or ""
     if len(out) > _SHOWN_OUTPUT:
         out = out[: _SHOWN_OUTPUT - 3] + "..."
     return f"  {flag} {out}".rstrip()
 
 
-def describe(call: ToolCall, started: float, waiting: bool = False) -> str:
+def describe(call: ToolCall, started: float, what: str, output: str | None, waiting: bool = False) -> str:
+    """The readable line: `what` (the command or path) and `output`, redacted before they are cut here."""
     minute = (call.ts - started) / 60.0
-    what = call.command or call.path or ""
     what = " ".join(what.split())
     if len(what) > 160:
         what = what[:157] + "..."
-    return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{mark(call, waiting)}"
+    return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{mark(call, output, waiting)}"
 
 
 def as_row(call: ToolCall, started: float, waiting: bool = False) -> dict[str, Any]:
+    # redacted whole, before anything is cut for the line (a cut key no longer matches its pattern)
+    command, path, output = _redacted(call.command), _redacted(call.path), _redacted(call.output)
     return {
         "ts": format_ts(call.ts),
         "minute": round((call.ts - started) / 60.0, 2),
         "tool": call.tool,
-        "command": _redacted(call.command),
-        "path": _redacted(call.path),
+        "command": command,
+        "path": path,
         "is_error": call.is_error,
         "denied": call.denied,
         "exit_code": call.exit_code,
-        "output": _redacted(call.output),
+        "output": output,
         "result_seen": call.result_seen,
-        "line": redact(describe(call, started, waiting)),
+        "line": describe(call, started, command or path or "", output, waiting),
     }
 
 
