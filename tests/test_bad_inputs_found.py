@@ -146,3 +146,23 @@ def test_one_run_folder_the_system_refuses_does_not_stop_history(home: Path) -> 
     assert p.returncode == 0, p.stderr
     assert "good-20260101-000000" in [r["run_id"] for r in json.loads(p.stdout)["runs"]]
     assert cli("ledger", "rebuild").returncode == 0
+
+
+def test_eval_reports_a_broken_case_and_replays_the_others(tmp_path: Path) -> None:
+    good = copy_case("spiral-same-error-varied-commands-generic", tmp_path)
+    bad_yaml = copy_case("neg-edit-test-cycles", tmp_path)
+    (bad_yaml / "case.yaml").write_text("expect: [\n")
+    lost_log = copy_case("neg-frequent-git-status", tmp_path)
+    (lost_log / "events.jsonl").unlink()  # would replay as a quiet run and pass, saying nothing
+    p = cli("eval", str(tmp_path), "--json")
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    summary = json.loads(p.stdout)
+    assert [c["id"] for c in summary["cases"]] == [good.name] and summary["cases"][0]["pass"]
+    assert (summary["passed"], summary["failed"], summary["tp"], summary["tn"]) == (1, 2, 1, 0)
+    why = {Path(b["case"]).name: b["error"] for b in summary["broken"]}
+    assert set(why) == {bad_yaml.name, lost_log.name}
+    assert "case.yaml:2: not valid YAML" in why[bad_yaml.name] and "no events.jsonl" in why[lost_log.name]
+    table = cli("eval", str(tmp_path))
+    assert table.returncode == 1 and f"BROKEN {lost_log}" in table.stdout and "2 could not be replayed" in table.stdout
+    alone = cli("replay", str(lost_log))
+    one_line_error(alone, "no events.jsonl")

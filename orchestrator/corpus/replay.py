@@ -21,7 +21,7 @@ from orchestrator.corpus.recorded import (
 )
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.gc_policy import fewer_collections
-from orchestrator.infra.redaction import redact_cut
+from orchestrator.infra.redaction import redact, redact_cut
 from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
@@ -114,6 +114,8 @@ def provider_intervals(events: Path) -> list[tuple[float, float]]:
 def replay_case(folder: Path, buckets: BucketsFile) -> ReplayResult:
     case = load_case(folder)
     files = CaseFiles(folder)
+    if not files.events.is_file():  # a lost log would replay as a quiet run, and pass every healthy case
+        raise UserError(f"{folder}: no events.jsonl (the agent's log) in the case folder")
     settings = buckets.with_overrides(case.overrides, case.source, case.lines, ("overrides",))
     with fewer_collections():
         result = _replay(case, files, settings, [])
@@ -223,8 +225,15 @@ _buckets_for_worker: BucketsFile | None = None
 
 
 def _replay_dict(folder: Path) -> dict[str, Any]:
+    """One case's replay object, or `{"case": folder, "error": why}` for a case that cannot be replayed
+    (a bad case.yaml, an unreadable file): one broken case is reported, and the others still run."""
     assert _buckets_for_worker is not None
-    return replay_case(folder, _buckets_for_worker).to_dict()
+    try:
+        return replay_case(folder, _buckets_for_worker).to_dict()
+    except UserError as exc:
+        return {"case": str(folder), "error": redact(str(exc))}
+    except OSError as exc:
+        return {"case": str(folder), "error": redact(f"{exc.strerror or exc}: {exc.filename or folder}")}
 
 
 def evaluate(dirs: list[Path], buckets: BucketsFile, jobs: int | None = None) -> dict[str, Any]:
@@ -243,7 +252,11 @@ def evaluate(dirs: list[Path], buckets: BucketsFile, jobs: int | None = None) ->
     return summarize(results)
 
 
-def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(replayed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The contract's confusion counts over the cases replayed; the broken ones (`broken`: where and
+    why) count as failed, and in no confusion count."""
+    results = [r for r in replayed if "error" not in r]
+    broken = [r for r in replayed if "error" in r]
     tp = sum(r["spiral"] and r["expected_spiral"] for r in results)
     fp = sum(r["spiral"] and not r["expected_spiral"] for r in results)
     tn = sum(not r["spiral"] and not r["expected_spiral"] for r in results)
@@ -259,5 +272,6 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
         "fpr": round(fp / (fp + tn), 4) if fp + tn else 0.0,
         "passed": passed,
-        "failed": len(results) - passed,
+        "failed": len(results) - passed + len(broken),
+        "broken": broken,
     }

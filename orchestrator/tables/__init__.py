@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from orchestrator.tables.status import SIGNAL_CODES, StatusTable, status_table
@@ -42,8 +43,12 @@ def replay_detail(r: dict[str, Any], console: Console) -> None:
 
 def eval_summary(summary: dict[str, Any], console: Console) -> None:
     replay_table(summary["cases"], console)
+    for b in summary.get("broken", []):
+        console.print(f"[red]BROKEN[/] {escape(b['case'])}: {escape(b['error'])}")
     console.print(
-        f"{summary['passed']} passed, {summary['failed']} failed  |  tp {summary['tp']} fp {summary['fp']} "
+        f"{summary['passed']} passed, {summary['failed']} failed"
+        + (f" ({len(summary['broken'])} could not be replayed)" if summary.get("broken") else "")
+        + f"  |  tp {summary['tp']} fp {summary['fp']} "
         f"tn {summary['tn']} fn {summary['fn']}  |  precision {summary['precision']:.2f} "
         f"recall {summary['recall']:.2f} fpr {summary['fpr']:.2f}"
     )
