@@ -166,3 +166,25 @@ def test_eval_reports_a_broken_case_and_replays_the_others(tmp_path: Path) -> No
     assert table.returncode == 1 and f"BROKEN {lost_log}" in table.stdout and "2 could not be replayed" in table.stdout
     alone = cli("replay", str(lost_log))
     one_line_error(alone, "no events.jsonl")
+
+
+def test_kill_of_a_run_whose_supervisor_is_gone_stops_its_agent_and_says_so(home: Path) -> None:
+    from orchestrator.infra.proc import ProcRef
+    from orchestrator.record import state_file
+
+    gone = subprocess.Popen(["sleep", "600"])
+    agent = subprocess.Popen(["sleep", "600"], start_new_session=True)  # orphaned: nobody supervises it now
+    try:
+        t0 = time.time() - 120
+        run = live_generic_run(home, "orphan-20260101-000001", gone.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})])
+        state_file.update(run, lambda r: setattr(r, "agent_pid", ProcRef.of(agent.pid)) or True)
+        gone.kill()
+        gone.wait()
+        p = cli("kill", run.name, timeout=60)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert agent.wait(timeout=10) is not None
+        record = json.loads((run / "state.json").read_text())
+        assert record["state"] == "killed", record
+        assert record["reason"] == "stopped by a person; its supervisor had already vanished", record["reason"]
+    finally:
+        agent.kill()

@@ -39,8 +39,11 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
         return record
     if not record.active:
         raise UserError(f"run {rd.run_id} already ended: {record.state} ({record.reason})")
+    executor = executors.for_record(record)
+    if record.state == "running" and not executor.alive(record):  # died unseen: no watcher recorded it `lost`
+        reason += "; its supervisor had already vanished"
     # the agent's tree, the verify: check if it is what runs now, then the supervisor (or the remote work)
-    problem = executors.for_record(record).stop(record)
+    problem = executor.stop(record)
     if problem is not None:
         raise UserError(f"run {rd.run_id}: {problem}")
     final = state_file.update(rd, lambda r: state_file.end(r, "killed", reason))
