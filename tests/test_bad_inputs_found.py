@@ -176,7 +176,9 @@ def test_kill_of_a_run_whose_supervisor_is_gone_stops_its_agent_and_says_so(home
     agent = subprocess.Popen(["sleep", "600"], start_new_session=True)  # orphaned: nobody supervises it now
     try:
         t0 = time.time() - 120
-        run = live_generic_run(home, "orphan-20260101-000001", gone.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})])
+        run = live_generic_run(
+            home, "orphan-20260101-000001", gone.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})]
+        )
         state_file.update(run, lambda r: setattr(r, "agent_pid", ProcRef.of(agent.pid)) or True)
         gone.kill()
         gone.wait()
