@@ -190,3 +190,21 @@ def test_kill_of_a_run_whose_supervisor_is_gone_stops_its_agent_and_says_so(home
         assert record["reason"] == "stopped by a person; its supervisor had already vanished", record["reason"]
     finally:
         agent.kill()
+
+
+def test_a_reason_or_value_that_looks_like_rich_markup_is_shown_as_it_is(home: Path) -> None:
+    run = fake_run("odd-20260101-000002", state_name="failed")
+    record = json.loads((run / "state.json").read_text())
+    record["reason"] = "verify failed: [/bold] [red]x"  # a check's output, a git error: data, not markup
+    (run / "state.json").write_text(json.dumps(record))
+    for args in (("history",), ("history", "--by", "ending"), ("status",)):
+        p = cli(*args)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (args, p.stderr)
+        assert args[-1] == "ending" or "[/bold] [red]x" in p.stdout, (args, p.stdout)
+    case = copy_case("spiral-same-error-varied-commands-generic", home)
+    events = case / "events.jsonl"
+    events.write_text(events.read_text().replace("returned error: 401", "returned error: [/] [bold]401"))
+    r = cli("replay", str(case))
+    assert r.returncode == 0 and "error: [/] [bold]401" in r.stdout, r.stdout + r.stderr  # its evidence line
+    q = cli("history", "--sql", "select '[/]' as odd, '[bold]x' as markup")
+    assert q.returncode == 0 and "[/]" in q.stdout and "[bold]x" in q.stdout, q.stdout + q.stderr

@@ -23,7 +23,7 @@ def show_demo(console: Console, speed: float) -> None:
             console.print(f"[bold]t+{t:.0f}s[/]")
             console.print(status_table([v.to_dict() for v in views]))
 
-    console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}")
+    console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}", markup=False)
     with Sink() as sink:
         # the pages go to a receiver the demo runs on 127.0.0.1, and to your own targets if you have any
         cfg = load()

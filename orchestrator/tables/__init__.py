@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from orchestrator.tables.status import SIGNAL_CODES, StatusTable, status_table
 
@@ -28,15 +29,17 @@ def replay_table(results: list[dict[str, Any]], console: Console) -> None:
         got = "page" if r["spiral"] else "quiet"
         exp = "page" if r["expected_spiral"] else "quiet"
         at = f"{r['notified_at_min']:g} min" if r["notified_at_min"] is not None else "-"
-        ok = "[green]pass[/]" if r["pass"] else "[red]FAIL[/] " + "; ".join(r["failures"])
-        table.add_row(r["id"], exp, got, at, ", ".join(r["signals"]) or "-", f"{r['suspicion']:g}", ok)
+        ok = (
+            Text("pass", style="green") if r["pass"] else Text.assemble(("FAIL", "red"), " " + "; ".join(r["failures"]))
+        )
+        table.add_row(*_plain(r["id"], exp, got, at, ", ".join(r["signals"]) or "-", f"{r['suspicion']:g}"), ok)
     console.print(table)
 
 
 def replay_detail(r: dict[str, Any], console: Console) -> None:
     replay_table([r], console)
     for line in r["evidence"]:
-        console.print(f"  - {line}")
+        console.print(f"  - {line}", markup=False, highlight=False)
     if r["skipped_lines"]:
         console.print(f"  ({r['skipped_lines']} unreadable log lines skipped)")
 
@@ -52,6 +55,12 @@ def eval_summary(summary: dict[str, Any], console: Console) -> None:
         f"tn {summary['tn']} fn {summary['fn']}  |  precision {summary['precision']:.2f} "
         f"recall {summary['recall']:.2f} fpr {summary['fpr']:.2f}"
     )
+
+
+def _plain(*cells: str) -> list[Text]:
+    """Cells shown as they are: a ticket id, a reason or a query's value is data, never rich markup
+    (`[/]` in one stopped `history` with a traceback)."""
+    return [Text(c) for c in cells]
 
 
 def no_runs_yet() -> str:
@@ -82,17 +91,19 @@ def history_table(rows: list[dict[str, Any]]) -> Table:
         )
         page = "sent" if r["notified"] else ("undelivered" if r["tripped_at_min"] is not None else "-")
         table.add_row(
-            r["run_id"],
-            r["ticket_id"] or "-",
-            r["bucket"] or "-",
-            f"{r['state']}" + (f" ({r['reason']})" if r["reason"] and r["state"] != "succeeded" else ""),
-            (r["created_at"] or "-")[:16].replace("T", " "),
-            "-" if r["wall_min"] is None else f"{r['wall_min']:.0f} min",
-            "-" if r["tool_calls"] is None else str(r["tool_calls"]),
-            f"{r['tokens']:,}" if r["tokens"] else "-",
-            cost,
-            ", ".join(r["signals"]) or "-",
-            page,
+            *_plain(
+                r["run_id"],
+                r["ticket_id"] or "-",
+                r["bucket"] or "-",
+                f"{r['state']}" + (f" ({r['reason']})" if r["reason"] and r["state"] != "succeeded" else ""),
+                (r["created_at"] or "-")[:16].replace("T", " "),
+                "-" if r["wall_min"] is None else f"{r['wall_min']:.0f} min",
+                "-" if r["tool_calls"] is None else str(r["tool_calls"]),
+                f"{r['tokens']:,}" if r["tokens"] else "-",
+                cost,
+                ", ".join(r["signals"]) or "-",
+                page,
+            )
         )
     return table
 
@@ -106,7 +117,7 @@ def history_groups_table(by: str, groups: list[dict[str, Any]]) -> Table:
         priced = g["priced_runs"]
         some = f" ({priced} of {g['runs']} priced)" if priced and priced < g["runs"] else ""
         table.add_row(
-            "-" if g["group"] is None else str(g["group"]),
+            Text("-" if g["group"] is None else str(g["group"])),
             str(g["runs"]),
             str(g["paged"]) if g["paged"] else "-",
             f"{g['tokens']:,}" if g["tokens"] else "-",
@@ -123,7 +134,7 @@ def sql_table(cols: list[str], rows: list[tuple[Any, ...]]) -> Table:
     for c in cols:
         table.add_column(c)
     for row in rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
+        table.add_row(*_plain(*("NULL" if v is None else str(v) for v in row)))
     return table
 
 
