@@ -30,6 +30,7 @@ from orchestrator.config import UserConfig
 from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
+from orchestrator.infra.redaction import redact, redact_cut
 
 ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget")
 # "provider": the agent's model API kept failing (one notice per episode of retries)
@@ -185,7 +186,7 @@ class Notifier:
             return f"notify command not found: {self.command[0]}"
         if rc != 0:
             tail = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
-            return f"notify command exited {rc}: {tail[0][:200]}"
+            return f"notify command exited {rc}: {redact_cut(redact(tail[0])[:200])}"  # whole, then cut
         return None
 
 

@@ -210,6 +210,8 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
         )
     except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
+    if error is not None:  # a hook's stderr or a library's message may quote a URL's password or a token
+        error = pages.redact_cut(error)
     outcome: list[str] = []
 
     def record(r: RunRecord) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.report.text import plotly_label
 from orchestrator.report.timeline import KINDS, Timeline
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def _calls(fig: Figure, tl: Timeline) -> None:
                 y=[kind] * len(calls),
                 mode="markers",
                 marker={"color": KIND_COLOUR[kind], "size": 7, "symbol": "line-ns-open", "line": {"width": 2}},
-                text=[c.brief for c in calls],
+                text=[plotly_label(c.brief) for c in calls],
                 hovertemplate="%{x:.1f} min<br>%{text}<extra></extra>",
                 name=kind,
             ),
@@ -216,8 +217,8 @@ def _marks(fig: Figure, tl: Timeline) -> None:
         fig.add_vline(x=m.at_min, line={"color": colour, "dash": dash, "width": 2}, row="all", col=1)
         fig.add_annotation(
             xanchor="right" if m.at_min > right else "center",
-            text=f"<b>{m.label}</b> {m.at_min:.0f} min",
-            hovertext=m.detail or None,
+            text=f"<b>{plotly_label(m.label)}</b> {m.at_min:.0f} min",
+            hovertext=plotly_label(m.detail) if m.detail else None,
             x=m.at_min,
             y=1.0,
             xref="x",

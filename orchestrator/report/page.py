@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from html import escape
 
+from orchestrator.infra.redaction import redact_cut
 from orchestrator.report.chart import figure
+from orchestrator.report.text import printable
 from orchestrator.report.timeline import Timeline
 
 _STYLE = """
@@ -40,7 +42,7 @@ def document(tl: Timeline) -> str:
         chart,
         _evidence(tl),
         "<h2>Last tool calls</h2>",
-        "<pre>" + escape("\n".join(tl.last_calls) or "(none)") + "</pre>",
+        "<pre>" + escape("\n".join(map(printable, tl.last_calls)) or "(none)") + "</pre>",
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
@@ -79,5 +81,5 @@ def _evidence(tl: Timeline) -> str:
         return "<h2>Evidence</h2><p>No signal fired.</p>"
     when = f" at {tl.evidence_at_min:.0f} min" if tl.evidence_at_min is not None else ""
     paged = " (the page)" if tl.pages and tl.evidence_at_min == tl.pages[0].at_min else ""
-    items = "".join(f"<li>{escape(e)}</li>" for e in tl.evidence)
+    items = "".join(f"<li>{escape(redact_cut(e))}</li>" for e in tl.evidence)  # a record an older version wrote
     return f'<h2>Evidence{escape(when + paged)}</h2><ul class="evidence">{items}</ul>'

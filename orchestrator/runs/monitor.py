@@ -20,7 +20,7 @@ from orchestrator.infra.paths import runs_dir
 from orchestrator.ledger import prices
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier
-from orchestrator.notify.pages import redact
+from orchestrator.notify.pages import redact_cut
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
@@ -271,7 +271,7 @@ def _evaluate(
         region=verdict.region,
         signals=list(verdict.signals),
         suspicion=verdict.suspicion,
-        evidence=[redact(e) for e in verdict.evidence],  # a path in the evidence may hold a token
+        evidence=[redact_cut(e) for e in verdict.evidence],  # a path (or its shortened tail) may hold a token
         signals_seen=sorted(set(old.signals_seen) | set(verdict.signals)),
         skipped_lines=cached.skipped_lines + cached.adapter.skipped,
         tool_calls=cached.detector.calls,

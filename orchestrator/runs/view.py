@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from orchestrator.infra.redaction import redact_cut
 from orchestrator.record.model import RunRecord, SpendTotals
 from orchestrator.runs.executors.base import executes_on
 from orchestrator.runs.guidance import track
@@ -36,7 +37,7 @@ class RunView:
     def to_dict(self) -> dict[str, Any]:
         r = self.record
         spiral = r.spiral
-        spend = self.spend or r.spend
+        spend = self.spend or r.spend or r.spend_live  # `serve` reads records only: a live run's running total
         page = r.notices.get("spiral")
         return {
             "id": self.run_id,
@@ -50,10 +51,10 @@ class RunView:
             "region": spiral.region,
             "signals": list(spiral.signals),
             "suspicion": json_number(spiral.suspicion),
-            "evidence": list(spiral.evidence),
+            "evidence": [redact_cut(e) for e in spiral.evidence],  # again: a record an older version wrote
             "tripped_at_min": spiral.tripped_at_min,
             "notified": spiral.notified,
-            "page_error": page.last_error if page is not None else None,
+            "page_error": None if page is None or page.last_error is None else redact_cut(page.last_error),
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),

@@ -92,6 +92,9 @@ class Server6(Server):
 def make_server(host: str, port: int, token: str | None) -> Server:
     """A server listening on host:port (not answering yet); refused beyond this machine without a token."""
     check_bind(host, token)
+    from orchestrator.runs.monitor import list_run_dirs
+
+    list_run_dirs()  # a state folder that cannot be one (ORCHESTRATOR_HOME is a file) is refused now, once
     cls = Server6 if ":" in host else Server
     try:
         server = cls((host.strip("[]"), port), Handler)
@@ -145,6 +148,8 @@ class Handler(BaseHTTPRequestHandler):
             url = urlsplit(self.path)
             if self._allowed(url.path, parse_qs(url.query)):
                 self._route(url.path)
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True  # the client left (a closed tab, "back" mid-download): nothing to say
         except Exception as exc:  # say it in one line, keep serving
             sys.stderr.write(f"serve: {self.path[:200]!r}: {type(exc).__name__}: {exc}\n")
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error (see the server's stderr)\n")
@@ -208,9 +213,14 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_IMPLEMENTED, "text/plain; charset=utf-8", note.encode())
             return
         try:
-            html = render_run(root / run_id)
+            from orchestrator.config import load
+
+            html = render_run(root / run_id, price_overrides=load().prices)  # priced as `report` prices it
+        except UserError as exc:  # no report to draw (a queued run has no log yet), or a config to fix
+            self._send(HTTPStatus.NOT_FOUND, "text/plain; charset=utf-8", f"no report of {run_id}: {exc}\n".encode())
+            return
         except Exception as exc:  # one run's report failing must not take the page down: say why in one line
-            detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+            detail = f"{type(exc).__name__}: {exc}"
             sys.stderr.write(f"serve: the report of {run_id}: {detail}\n")
             body = f"the report of {run_id} could not be drawn: {detail}\n".encode()
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", body)
