@@ -36,6 +36,13 @@ def gc_command(
             help="The same for runs that spiraled or ended failed, stalled or lost (default: gc_keep_days_flagged, 30).",
         ),
     ] = None,
+    discard_unsaved: Annotated[
+        bool,
+        typer.Option(
+            "--discard-unsaved",
+            help="Do not save a clone's uncommitted changes and unpushed commits first: they are lost.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the clones of ended runs past their retention; keep every record.
@@ -48,6 +55,13 @@ def gc_command(
     launching and running runs are never touched, however old; a run whose
     record cannot be read is skipped and reported. Safe to interrupt: the
     next gc finishes a half-removed clone. Exit 1 if a clone could not go.
+
+    Nothing pushes a run's work anywhere, so before a clone goes its unsaved
+    work is kept in the run folder: what `git status` lists (untracked files
+    too, ignored ones not) as unsaved/work.patch (`git apply --binary`), and
+    commits on no remote-tracking branch as unsaved/commits.bundle (`git
+    fetch` from it). A clone whose work cannot be saved, or is over 256 MiB to
+    save, stays (exit 1) unless --discard-unsaved.
     """
     from orchestrator.config import load
     from orchestrator.runs import gc
@@ -66,13 +80,14 @@ def gc_command(
 
         def progress(c: Clone) -> None:
             if c.removed:
-                say(f"  removed {c.run_id}/clone ({_why(c)}): {gc.human(c.size.bytes)}\n")
+                kept = f"; its unsaved work saved as {', '.join(c.saved)}" if c.saved else ""
+                say(f"  removed {c.run_id}/clone ({_why(c)}): {gc.human(c.size.bytes)}{kept}\n")
             else:
                 sys.stderr.write(f"  could not remove {c.run_id}/clone: {c.error}\n")
             (sys.stderr if as_json else sys.stdout).flush()
 
         for clone in the_plan.due:
-            gc.remove(clone, progress)
+            gc.remove(clone, progress, discard_unsaved=discard_unsaved)
     if as_json:
         sys.stdout.write(jsonout.document(the_plan.to_dict(dry_run)))
     else:
@@ -86,6 +101,15 @@ def _days(option: str, given: float | None, configured: float) -> float:
     if not (math.isfinite(given) and given >= 0):
         raise UserError(f"{option} must be a number of days, 0 or more, got {given}")
     return given
+
+
+def _unsaved(c: Clone) -> str:
+    """What a dry run says of a clone's unsaved work: it is saved first, unless discarded."""
+    if not c.has_unsaved or c.unsaved is None:
+        return ""
+    paths, commits = c.unsaved
+    parts = [f"{n} {what}{_s(n)}" for n, what in ((paths, "changed path"), (commits, "unpushed commit")) if n]
+    return f"; unsaved work ({', '.join(parts)}) goes to {c.run_id}/unsaved/ first"
 
 
 def _s(n: int) -> str:
@@ -110,7 +134,7 @@ def _summary(p: Plan, dry_run: bool) -> None:
                 f"frees {human(total.frees)}{shared}"
             )
             for c in p.due:
-                typer.echo(f"  {c.run_id}/clone  {human(c.size.bytes):>10}  ({_why(c)})")
+                typer.echo(f"  {c.run_id}/clone  {human(c.size.bytes):>10}  ({_why(c)}){_unsaved(c)}")
         else:
             typer.echo("no clone is past its retention")
     else:

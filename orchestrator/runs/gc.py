@@ -10,6 +10,13 @@ A removal is safe to interrupt: under the run's lock the clone is renamed aside
 (TRASH, one atomic rename), emptied without the lock, recorded in state.json as
 `clone_removed_at` (under the lock), and only then is the empty folder removed.
 A later `gc` finishes any folder it finds renamed aside, whatever its age.
+
+Nothing pushes a run's work anywhere, so a clone may hold the only copy of it. Before a
+clone goes, what `git status` lists (untracked files included, ignored ones not) is saved
+as `unsaved/work.patch` and the commits on no remote-tracking branch as
+`unsaved/commits.bundle`, in the run folder. A clone whose unsaved work cannot be saved,
+or is more than SAVE_LIMIT to save, is left in place (and reported) unless the caller
+discards it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.infra import git
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
 from orchestrator.record import state_file
@@ -34,6 +42,7 @@ DAY_S = 86400.0
 # endings whose clone is kept the longer retention (as is any run that tripped the detector in the soft band)
 FLAGGED_ENDINGS = ("failed", "stalled", "lost", "over_budget")
 TRASH = ".clone.gc-removing"  # a clone renamed aside, being removed
+SAVE_LIMIT = 256 * 2**20  # unsaved work larger than this is not copied into the run folder: the clone stays
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,12 @@ class Clone:
     resumed: bool = False  # an interrupted gc left it half-removed
     removed: bool = False
     error: str | None = None
+    unsaved: tuple[int, int] | None = None  # (paths git status lists, commits on no remote) when the plan looked
+    saved: list[str] = field(default_factory=list)  # what was saved of it in the run folder before it went
+
+    @property
+    def has_unsaved(self) -> bool:
+        return self.unsaved is not None and any(self.unsaved)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +108,9 @@ class Clone:
             "resumed": self.resumed,
             "removed": self.removed,
             "error": self.error,
+            "unsaved_paths": self.unsaved[0] if self.unsaved else 0,
+            "unsaved_commits": self.unsaved[1] if self.unsaved else 0,
+            "saved": list(self.saved),
         }
 
     def kept_dict(self) -> dict[str, Any]:
@@ -189,6 +207,8 @@ def plan(retention: Retention, *, now: float | None = None, root: Path | None = 
         clone.resumed = trash in there
         if clone.resumed or clone.age_days >= clone.keep_days:
             clone.size = sum((measure(p) for p in there), Size())
+            if not clone.resumed:
+                clone.unsaved = git.unsaved_work(rd.clone)
             out.due.append(clone)
         else:
             out.kept.append(clone)
@@ -197,13 +217,25 @@ def plan(retention: Retention, *, now: float | None = None, root: Path | None = 
     return out
 
 
-def remove(clone: Clone, progress: Callable[[Clone], None] | None = None) -> None:
-    """Remove one planned clone (sets `removed`, or `error` and leaves what is left for the next gc)."""
+def remove(clone: Clone, progress: Callable[[Clone], None] | None = None, *, discard_unsaved: bool = False) -> None:
+    """Remove one planned clone (sets `removed`, or `error` and leaves what is left for the next gc); its
+    unsaved work is saved in the run folder first, unless `discard_unsaved`."""
     rd = RunDir(clone.path)
     trash = rd.path / TRASH
     try:
         if os.path.lexists(trash):
             _delete(trash, keep=True)  # an interrupted gc's leftovers first: then the rename has room
+        if (
+            not discard_unsaved and (rd.clone / ".git").exists() and not rd.clone.is_symlink()
+        ):  # (no .git: no work git knows)
+            try:
+                saved = git.save_unsaved(rd.clone, rd.path / git.UNSAVED_DIR, limit_bytes=SAVE_LIMIT)
+            except UserError as exc:
+                clone.error = f"left in place: {exc} (`gc --discard-unsaved` removes it anyway)"
+                if progress is not None:
+                    progress(clone)
+                return
+            clone.saved = [str(p.relative_to(rd.path)) for p in saved]
         with state_file.locked(rd):
             record = state_file.read(rd)  # again, under the lock: it may have changed since the plan
             if why := untouchable(record):

@@ -1,0 +1,72 @@
+"""`gc` keeps a run's work: nothing pushes it anywhere, so before a clone goes, its uncommitted changes
+(untracked files too) and its unpushed commits are saved in the run folder, and can be put back."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from orchestrator.record.layout import RunDir
+from tests.helpers import cli
+from tests.test_gc import age, finished, run_gc, tree
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def test_unsaved_work_is_saved_before_the_clone_goes_and_can_be_put_back(
+    tmp_path: Path, repo: Path, home: Path
+) -> None:
+    run_id = finished(tmp_path, repo, home, "feature")  # the agent wrote src/feature.py, never committed
+    rd = RunDir(home / "runs" / run_id)
+    (rd.clone / "src" / "app.py").write_text("print('changed')\n")
+    (rd.clone / "notes").mkdir()
+    (rd.clone / "notes" / "blob.bin").write_bytes(bytes(range(256)) * 4)
+    git("add", "notes", cwd=rd.clone)
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "agent's commit", cwd=rd.clone)
+    branch = git("rev-parse", "--abbrev-ref", "HEAD", cwd=rd.clone).strip()
+    head = git("rev-parse", "HEAD", cwd=rd.clone).strip()
+    age(home, run_id, 9)
+
+    before = tree(rd.path)
+    dry = cli("gc", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert f"unsaved work (2 changed paths, 1 unpushed commit) goes to {run_id}/unsaved/ first" in dry.stdout
+    assert tree(rd.path) == before  # a dry run writes nothing, in the clone's .git either
+
+    out = run_gc()
+    [c] = out["clones"]
+    assert c["removed"] and (c["unsaved_paths"], c["unsaved_commits"]) == (2, 1), c
+    assert c["saved"] == ["unsaved/work.patch", "unsaved/commits.bundle"]
+    assert not rd.clone.exists() and "its unsaved work saved as unsaved/work.patch" in out["_stderr"]
+
+    back = tmp_path / "back"  # a fresh clone of the origin, then the saved work put back
+    git("clone", "-q", str(repo), str(back), cwd=tmp_path)
+    git("fetch", "-q", str(rd.path / "unsaved" / "commits.bundle"), f"{branch}:{branch}", cwd=back)
+    git("checkout", "-q", branch, cwd=back)
+    assert git("rev-parse", "HEAD", cwd=back).strip() == head
+    git("apply", "--binary", str(rd.path / "unsaved" / "work.patch"), cwd=back)
+    assert (back / "src" / "app.py").read_text() == "print('changed')\n"
+    assert (back / "src" / "feature.py").read_text() == "done\n"
+    assert (back / "notes" / "blob.bin").read_bytes() == bytes(range(256)) * 4
+
+
+def test_a_clone_whose_work_cannot_be_saved_stays_unless_discarded(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = finished(tmp_path, repo, home, "broken")
+    rd = RunDir(home / "runs" / run_id)
+    (rd.clone / ".git" / "HEAD").write_text("garbage\n")  # git can no longer read it
+    age(home, run_id, 9)
+    p = cli("gc", "--json")
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert rd.clone.is_dir() and "left in place" in p.stderr and "--discard-unsaved" in p.stderr
+    out = run_gc("--discard-unsaved")
+    assert out["clones"][0]["removed"] and not rd.clone.exists() and not (rd.path / "unsaved").exists()
+
+
+def test_a_clean_clone_saves_nothing(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = finished(tmp_path, repo, home, "clean", body='say {"tool": "Bash", "command": "ls"}')
+    age(home, run_id, 9)
+    [c] = run_gc()["clones"]
+    assert c["removed"] and c["saved"] == [] and (c["unsaved_paths"], c["unsaved_commits"]) == (0, 0)
+    assert not (home / "runs" / run_id / "unsaved").exists()
