@@ -204,7 +204,10 @@ def watch(
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,
     tick: Annotated[float, typer.Option(help="Seconds between passes (0.1 to a day).")] = 30.0,
     idle_exit: Annotated[
-        float | None, typer.Option(help="Exit once no run has been active for this many seconds (at least 0.1).")
+        float | None,
+        typer.Option(
+            help="Exit once no run has been active, and no notice waited to be retried, for this many seconds (at least 0.1)."
+        ),
     ] = None,
 ) -> None:
     """The background watcher: each tick, evaluate every active run, enforce

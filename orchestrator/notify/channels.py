@@ -6,9 +6,12 @@ no tags gets every enabled event; a tagged one gets the events named in its
 tags (`spiral`, `stalled`, `failed`, `succeeded`, `killed`, `lost`, or `ends`
 for every ending).
 
-Every attempt has one deadline (`notify.timeout_seconds`): it is each apprise
-target's read timeout (a slow endpoint that answers 200 within it counts as
-sent) and the hook's timeout. A page carries its idempotency key (run id and
+Every attempt has one deadline (`notify.timeout_seconds`): a slow endpoint that
+answers 200 within it counts as sent, and none holds the attempt past it. The
+apprise targets are sent from a child process (`notify/sender.py`), killed at the
+deadline: an endpoint that never answers, or drips a byte at a time, leaves no
+thread or socket behind in the watcher or in a short-lived command (a read
+timeout alone restarts with every byte). The hook has the same deadline. A page carries its idempotency key (run id and
 notice key) as an `Idempotency-Key` header and an `idempotency_key` JSON field
 for apprise's json:// / xml:// / form:// targets, and as `$ORCH_IDEMPOTENCY_KEY`
 for the hook, so a receiver can drop a repeat.
@@ -110,6 +113,37 @@ class Notifier:
             if progress is not None:
                 progress(channel)
 
+        if self.targets or self.apprise_config:
+            from orchestrator.notify.sender import in_child
+
+            wanted += in_child(self, event, title, body, done, key, deadline, succeeded, errors)
+        if self.command:
+            wanted += 1
+            if "command" not in done:
+                err = self._hook(event, title, body, env, max(0.1, deadline - time.monotonic()))
+                if err is None:
+                    succeeded("command")
+                else:
+                    errors.append(err)
+        if wanted == 0 and not errors:
+            errors.append(f"no notification target takes '{event}' events (check the targets' tags)")
+        return ok, "; ".join(errors) if errors else None
+
+    def deliver_apprise(
+        self,
+        event: str,
+        title: str,
+        body: str,
+        done: set[str],
+        key: str | None,
+        deadline: float,
+        succeeded: Callable[[str], None],
+        errors: list[str],
+        trying: Callable[[str], None] = lambda label: None,
+    ) -> int:
+        """Send to each apprise target not in `done` (in the sender process); returns how many want `event`.
+        `trying(label)` is told of each target before its request."""
+        wanted = 0
         for channel, service, label in self._services(errors):
             if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event):
                 continue
@@ -125,31 +159,13 @@ class Notifier:
 
             one = apprise.Apprise()
             one.add(service)
-            if one.notify(body=body, title=title):
+            trying(label)
+            result = one.notify(body=body, title=title)
+            if result:
                 succeeded(channel)
             else:
-                errors.append(f"delivery to {label} failed")
-        if self.command:
-            wanted += 1
-            if "command" not in done:
-                err = self._hook(event, title, body, env, max(0.1, deadline - time.monotonic()))
-                if err is None:
-                    succeeded("command")
-                else:
-                    errors.append(err)
-        if wanted == 0 and not errors:
-            errors.append(f"no notification target takes '{event}' events (check the targets' tags)")
-        return ok, "; ".join(errors) if errors else None
-
-    def warm(self) -> None:
-        """Load apprise and the targets' plugins in the calling thread.
-
-        A sender thread may outlive its process's main thread (it is joined at
-        exit), and by then the interpreter refuses what a first import of
-        apprise does (registering exit hooks).
-        """
-        if self.targets or self.apprise_config:
-            self._services([])
+                errors.append(f"delivery to {label} failed" + _why(result))
+        return wanted
 
     def _services(self, errors: list[str]) -> list[tuple[str, Any, str]]:
         """(channel key, apprise service, printable name) for every configured target."""
@@ -190,9 +206,22 @@ class Notifier:
         return None
 
 
+def _why(result: Any) -> str:
+    """What apprise said of a failed delivery (its last warning: the HTTP status, a refused connection),
+    as `: ...`; empty when it kept nothing (older apprise)."""
+    logs = getattr(result, "logs", None)
+    try:
+        said = [e.message for e in logs() if getattr(e, "level", "") in ("WARNING", "ERROR")] if logs else []
+    except Exception:
+        return ""
+    return f": {' '.join(said[-1].split())[:200]}" if said else ""
+
+
 def _prepare(service: Any, left: float, key: str | None) -> None:
     """One apprise target for this attempt: its read timeout is what is left of the deadline, plus the key."""
-    service.socket_read_timeout = left
+    # past the deadline: the parent stops the sender at the deadline, so a request that got no answer in time
+    # is told from one that failed (refused, an error status): it may have arrived (notify/delivery.py)
+    service.socket_read_timeout = left + 5.0
     service.socket_connect_timeout = min(CONNECT_TIMEOUT_S, left)
     if key is None or type(service).__name__ not in _HTTP_PLUGINS:
         return

@@ -38,6 +38,11 @@ from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Claim, Notice, RunRecord
 
 LEASE_GRACE_S = 15.0  # a lease lasts the attempt's deadline plus this
+# attempts that got no answer in time, before a notice is given up: each may have been delivered (a receiver
+# slower than the deadline would otherwise get the same page at every retry, forever)
+MAX_UNANSWERED = 3
+# what an attempt's error says when it got no answer in time (an apprise target's, the hook's)
+UNANSWERED = ("did not finish within", "notify command timed out")
 WAIT_S = 0.5  # how long a caller of `start(..., background=True)` may wait for a quick answer
 PROVIDER_NOTICE_ATTEMPTS = 3  # a retry or two is routine; the third in one episode is worth a notice
 
@@ -62,7 +67,7 @@ def due(record: RunRecord, notifier: Notifier) -> list[str]:
         out.append(f"provider-{p.episode}")
     if record.state in ENDINGS and record.state in notifier.events:
         out.append(record.state)
-    return [e for e in out if not (e in record.notices and record.notices[e].delivered)]
+    return [e for e in out if not (e in record.notices and (record.notices[e].delivered or record.notices[e].gave_up))]
 
 
 def _event(key: str) -> str:
@@ -103,6 +108,9 @@ def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt:
     notice = record.notices.get(event) or Notice()
     if notice.delivered:
         attempt.why = "skipped: already delivered"
+        return False
+    if notice.gave_up:
+        attempt.why = "skipped: given up"
         return False
     if (notice.next_attempt_at or 0) > now:
         attempt.why = "skipped: waiting to retry"
@@ -174,7 +182,6 @@ def start(
     if not background:
         job()
         return sending
-    notifier.warm()
     sending.thread = threading.Thread(target=job, name=f"notice {event}", daemon=False)
     sending.thread.start()
     return sending
@@ -231,7 +238,17 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
         else:
             cur.last_error, cur.last_attempt_at = error, state_file.utcnow()
             cur.next_attempt_at = time.time() + notifier.backoff(max(1, cur.attempts))
-            outcome.append(f"failed: {error}")
+            if any(u in error for u in UNANSWERED):
+                cur.unanswered += 1
+            if cur.unanswered >= MAX_UNANSWERED:
+                cur.gave_up, cur.next_attempt_at = True, None
+                cur.last_error = (
+                    f"{error}; gave up after {cur.unanswered} attempts that got no answer in time (each may have"
+                    " arrived: raise notify.timeout_seconds for a slow receiver)"
+                )
+                outcome.append(f"gave up: {cur.last_error}")
+            else:
+                outcome.append(f"failed: {error}")
 
     try:
         state_file.update(run, record)

@@ -90,13 +90,21 @@ def watch(
                 report(views)
                 if once:
                     return
-                if any(v.record.active or v.record.queued or v.error for v in views):
+                if any(v.record.active or v.record.queued or v.error or _owes(v, notifier) for v in views):
                     last_active = time.monotonic()
                 elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
                     return
                 time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
         finally:
             monitor.KEPT.flush()  # what the last ticks learnt, for the next reader
+
+
+def _owes(view: RunView, notifier: Notifier | None) -> bool:
+    """A notice of this run is still to be sent (waiting to retry, or in flight): the watcher stays for it,
+    as no other process would retry it."""
+    from orchestrator.notify import delivery
+
+    return notifier is not None and notifier.configured and bool(delivery.due(view.record, notifier))
 
 
 def _config_stamp(cfg: UserConfig) -> tuple[int, int] | None:

@@ -1,0 +1,134 @@
+"""An attempt ends at its deadline, whatever the endpoint does: one that drips a byte at a time (a read
+timeout restarts with every byte) holds up neither the sender nor the process's exit."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.notify import delivery
+from orchestrator.notify.channels import Notifier, Target
+from orchestrator.record import state_file
+from tests.helpers import ROOT, state, tripped_run, write_config
+from tests.test_notify_slow import SlowReceiver
+
+
+class DripReceiver:
+    """Accepts, reads the request, starts a 200 answer and never finishes it: a byte every 0.3 s."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.requests = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.requests += 1
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(5)
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                end = time.monotonic() + 120  # bounded, as every loop in a test
+                while not self.stop.is_set() and time.monotonic() < end:
+                    conn.sendall(b"a")
+                    time.sleep(0.3)
+            except OSError:
+                pass  # the sender went away
+
+
+@pytest.fixture
+def drip() -> Iterator[DripReceiver]:
+    r = DripReceiver()
+    yield r
+    r.stop.set()
+    r.sock.close()
+
+
+def test_a_dripping_endpoint_ends_the_attempt_and_the_process_at_the_deadline(drip: DripReceiver) -> None:
+    code = (
+        "import time\n"
+        "from orchestrator.notify.channels import Notifier, Target\n"
+        f"n = Notifier(targets=[Target('json://127.0.0.1:{drip.port}/hook')], timeout_s=2.0)\n"
+        "t0 = time.monotonic()\n"
+        "ok, error = n.send('spiral', 'title', 'body', set(), {})\n"
+        "print(round(time.monotonic() - t0, 1), ok, error)\n"
+    )
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    whole = time.monotonic() - t0
+    assert p.returncode == 0, p.stderr
+    took, rest = p.stdout.split(" ", 1)
+    assert float(took) < 6 and whole < 15, (took, whole)  # apprise alone waited 60 s, then the exit forever
+    assert rest.startswith(
+        f"set() delivery to json://127.0.0.1:{drip.port}/hook did not finish within the attempt's 2 s"
+    ), rest
+    assert drip.requests == 1
+
+
+def test_a_receiver_slower_than_the_deadline_gets_the_page_three_times_then_it_is_given_up(home: Path) -> None:
+    slow = SlowReceiver(delay=4.0)  # it takes each page, but answers after the 1 s deadline
+    try:
+        run_dir = tripped_run(home, "r-slow")
+        n = Notifier(targets=[Target(slow.url)], timeout_s=1.0, retry_initial_s=0.01, retry_max_s=0.01)
+        outcomes = []
+        for _ in range(5):
+            outcomes.append(delivery.deliver(run_dir, "spiral", n))
+            time.sleep(0.05)
+        assert [o.split(":")[0] for o in outcomes] == ["failed", "failed", "gave up", "skipped", "skipped"], outcomes
+        assert outcomes[3] == "skipped: given up"
+        rec = state(home, "r-slow")["notices"]["spiral"]
+        assert rec["gave_up"] and rec["unanswered"] == 3 and rec["next_attempt_at"] is None
+        assert "raise notify.timeout_seconds" in rec["last_error"]
+        assert delivery.due(state_file.read(run_dir), n) == []  # no pass sends it again
+        assert len(slow.got) == 3  # each attempt reached it
+    finally:
+        slow.stop()
+
+
+def test_an_idle_watcher_stays_while_a_notice_waits_to_be_retried(home: Path) -> None:
+    from orchestrator.demo.sink import Sink
+
+    sink = Sink()  # its port, not listening yet: the endpoint is down
+    write_config(home, notify={"urls": [sink.url], "retry_initial_seconds": 0.3, "retry_max_seconds": 0.3})
+    run_dir = tripped_run(home, "r-owed")
+    state_file.update(run_dir, lambda r: state_file.end(r, "failed", "agent exited 1"))
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "watch", "--tick", "0.2", "--idle-exit", "1"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(4)  # four times its idle limit: no run is active, but the page is owed
+        assert watcher.poll() is None, watcher.stderr.read() if watcher.stderr else ""
+        assert state(home, "r-owed")["notices"]["spiral"]["attempts"] >= 2
+        sink.start()  # the endpoint is back: the retry delivers, and then the watcher may go
+        assert watcher.wait(timeout=30) == 0
+        assert state(home, "r-owed")["notices"]["spiral"]["delivered"]
+        assert [b["title"] for b in sink.bodies()] == ["run r-owed may be spiraling"]
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.wait(timeout=10)
+        sink.stop()
