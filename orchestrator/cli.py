@@ -219,7 +219,7 @@ def watch(
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
-    from orchestrator.notify.channels import from_config
+    from orchestrator.notify.channels import check_targets, from_config
     from orchestrator.runs.watch import watch as do_watch
     from orchestrator.tables import unchecked, watch_events
 
@@ -234,9 +234,9 @@ def watch(
     if idle_exit is not None and not 0.1 <= idle_exit < float("inf"):
         raise UserError(f"--idle-exit must be a finite number of seconds (at least 0.1), got {idle_exit}")
     cfg = load()
-    do_watch(
-        BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=from_config(cfg), idle_exit_s=idle_exit
-    )
+    notifier = from_config(cfg)
+    check_targets(notifier, cfg)  # a target no page could reach is said now, not found by the first page
+    do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=notifier, idle_exit_s=idle_exit)
 
 
 @app.command()

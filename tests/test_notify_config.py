@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import cli, write_config
+from tests.helpers import cli, one_line_error, ticket, write_config
 
 
 def test_bad_notify_config_is_one_line(tmp_path: Path, repo: Path, home: Path) -> None:
@@ -23,3 +23,14 @@ def test_notify_urls_must_be_a_list_of_known_tags(tmp_path: Path, home: Path) ->
     write_config(home, notify={"urls": [{"url": "json://127.0.0.1:9/x", "tags": ["spirals"]}]})
     p = cli("status")
     assert p.returncode == 2 and "tags must name events" in p.stderr
+
+
+def test_a_target_apprise_cannot_use_is_refused_by_launch_and_watch(tmp_path: Path, repo: Path, home: Path) -> None:
+    write_config(home, notify={"urls": ["json://127.0.0.1:9/ok", "jsn://user:s3cretpw@127.0.0.1:9/hook"]})
+    for args in (("watch", "--once"), ("launch", str(ticket(tmp_path, repo, "exit 0")))):
+        p = cli(*args)
+        one_line_error(p, "config.yaml:", "apprise does not understand the notify URL jsn://...")
+        assert "s3cretpw" not in p.stderr
+    assert not (home / "runs").exists() or not list((home / "runs").iterdir())  # nothing was launched
+    write_config(home, notify={"apprise_config": str(tmp_path / "missing.yml")})
+    one_line_error(cli("watch", "--once"), "cannot read the apprise config")

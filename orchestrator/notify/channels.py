@@ -301,3 +301,29 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
                 raise fail((key,), f"notify.{key} must be a positive number")
             setattr(n, attr, float(v))
     return n
+
+
+def check_targets(n: Notifier, cfg: UserConfig) -> None:
+    """Every target one apprise can send to, or a UserError naming the first it cannot (where it was
+    given): a mistyped scheme would otherwise be found only by the first page, and retried for ever.
+    Loads apprise (~90 ms): for `launch` and `watch`, not for every `status`."""
+    if not (n.targets or n.apprise_config):
+        return
+    import apprise
+
+    urls = (cfg.notify or {}).get("urls") or []
+    for t in n.targets:
+        if apprise.Apprise().add(t.url):
+            continue
+        at = next((i for i, u in enumerate(urls) if t.url in (u, u.get("url") if isinstance(u, dict) else None)), None)
+        where = (
+            "$ORCHESTRATOR_NOTIFY"
+            if at is None
+            else f"{cfg.path}:{yamlfile.line_of(cfg.lines, ('notify', 'urls', at))}"
+        )
+        raise UserError(f"{where}: apprise does not understand the notify URL {_mask(t.url)} (its scheme or its form)")
+    if n.apprise_config is not None:
+        errors: list[str] = []
+        n._services(errors)
+        if errors:
+            raise UserError(f"{cfg.path}:{yamlfile.line_of(cfg.lines, ('notify', 'apprise_config'))}: {errors[-1]}")

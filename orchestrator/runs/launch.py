@@ -21,7 +21,7 @@ from orchestrator.infra import git, proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy
 from orchestrator.infra.paths import runs_dir
-from orchestrator.notify.channels import from_config
+from orchestrator.notify.channels import check_targets, from_config
 from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import QUEUED, Placement, RunRecord
@@ -207,7 +207,7 @@ def launch_many(
     """Queue every ticket (each checked before any is queued), start what fits under the cap now
     (runs/fleet.py), and make sure a watcher runs, which starts the rest as slots free."""
     checked = [_checked(ref, cfg) for ref in refs]
-    from_config(cfg)  # notify targets `status` and `watch` would refuse are refused before anything runs
+    check_targets(from_config(cfg), cfg)  # targets that could never be sent to are refused before anything runs
     queued: list[RunDir] = []
     try:
         for ticket, version in checked:

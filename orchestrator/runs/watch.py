@@ -118,11 +118,15 @@ def _config_stamp(cfg: UserConfig) -> tuple[int, int] | None:
 def _reloaded(cfg: UserConfig, notifier: Notifier | None) -> tuple[UserConfig, Notifier | None]:
     """config.yaml read again; a version that does not load keeps the last good one, and says why."""
     from orchestrator.config import load
-    from orchestrator.notify.channels import from_config
+    from orchestrator.notify.channels import check_targets, from_config
 
     try:
         new = load(cfg.path)
-        return new, (from_config(new) if notifier is not None else None)
+        if notifier is None:
+            return new, None
+        targets = from_config(new)
+        check_targets(targets, new)
+        return new, targets
     except UserError as exc:
         sys.stderr.write(f"watch: config.yaml not reloaded, keeping the last good one: {exc}\n")
         return cfg, notifier
