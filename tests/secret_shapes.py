@@ -195,6 +195,18 @@ SHAPES: list[tuple[str, str, str]] = [
     ("random-key", "export KEY=Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc", "Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc"),
     ("shopify", "curl -H 'X-Shopify-Access-Token: shpat_Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8'", "shpat_Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8"),
     ("digitalocean", "doctl auth init -t dop_v1_Qq1Ww2Ee3Rr4Tt5Yy6Uu7Ii8Oo9", "dop_v1_Qq1Ww2Ee3Rr4Tt5Yy6Uu7Ii8Oo9"),
+    # an audit's finds (2026-12-03): a URL's key parameter, openssl -k, htpasswd -b, az login -p
+    (
+        "url-key-param",
+        "bash tmp_probe.sh 'https://api.x.dev/w?q=paris&key=9f8e7d6c5b4a39281706'",
+        "9f8e7d6c5b4a39281706",
+    ),
+    ("url-apikey-param", "curl 'https://maps.x.dev/geo?apikey=plainlowerkeyvalue&q=1'", "plainlowerkeyvalue"),
+    ("openssl-k", "openssl enc -d -aes-256-cbc -k Tr0ub4dor3 -in s.enc -out s.txt", "Tr0ub4dor3"),
+    ("htpasswd-b", "htpasswd -b .htpasswd admin hunter2xyz", "hunter2xyz"),
+    ("htpasswd-cb", "htpasswd -cb /etc/nginx/.htpasswd admin 'two words'", "two words"),
+    ("az-login-p", "az login -u bob@acme.dev -p hunterpass", "hunterpass"),
+    ("oc-login-p", "oc login https://api.ocp:6443 -u admin -p quietword", "quietword"),
 ]
 
 # recognisable without a name or flag beside them: also tried as (part of) a file path
@@ -241,4 +253,7 @@ HEALTHY = [
     "python tmp_debug_mc.py --case 3",
     "curl -s http://127.0.0.1:8080/health",
     "kubectl get pods -n default",
+    "curl 'https://api.x.dev/search?q=paris&page=2'",
+    "openssl x509 -in cert.pem -noout -text",
+    "htpasswd -v .htpasswd admin",
 ]

@@ -24,7 +24,7 @@ _FLAG_NAME = (
     r"(?<!file)(?<!stdin)(?<!path)(?<!env)(?<!type)(?<!dir)"
 )
 _VALUE = r"[^\s'\",;}&]"
-_LOGINS = r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:\s+registry)?)\s+login"
+_LOGINS = r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:\s+registry)?|az|oc)\s+login"
 _PREFIXED = (  # vendor tokens recognisable by their prefix alone
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|gl[a-z]{1,6}-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{16,}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{16,}"
@@ -68,6 +68,13 @@ _SECRETS = [
     ),
     (re.compile(r"(\bsshpass\s+(?:-\w+\s+)*-p\s*)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
     (re.compile(r"(\bredis-cli\b[^|;&\n]*?\s-a\s+)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
+    (re.compile(r"(\bopenssl\b[^|;&\n]*?\s-k\s+)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),  # openssl enc -k PASS
+    # htpasswd -b FILE USER PASSWORD (the password from the command line; -c, -B... may join the -b)
+    (
+        re.compile(r"(\bhtpasswd\s+(?=(?:-\w+\s+)*-\w*b)(?:-\w+\s+)+\S+\s+\S+\s+)(['\"])(?:(?!\2).)+\2"),
+        r"\1\2[REDACTED]\2",
+    ),
+    (re.compile(r"(\bhtpasswd\s+(?=(?:-\w+\s+)*-\w*b)(?:-\w+\s+)+\S+\s+\S+\s+)[^\s'\"]+"), r"\1[REDACTED]"),
     (re.compile(r"(\bpass:)[^\s'\"]+"), r"\1[REDACTED]"),  # openssl -passin pass:SECRET
     # echo SECRET | docker login --password-stdin (or sudo -S, chpasswd)
     (
@@ -95,7 +102,9 @@ _SECRETS = [
     (re.compile(r"(?i)((?<![\w-])--?" + _FLAG_NAME + r"(?:=|\s+))(?!-)" + _VALUE + "+"), r"\1[REDACTED]"),
     # Azure SAS signatures, AWS signatures in URLs
     (
-        re.compile(r"(?i)([?&;](?:sig|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&\s'\"]+"),
+        re.compile(
+            r"(?i)([?&;](?:sig|signature|key|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&\s'\"]+"
+        ),
         r"\1[REDACTED]",
     ),
     # name=value, name: value, "name": "value" (quoted values may hold spaces)
