@@ -241,14 +241,20 @@ def watch(
 
 @app.command()
 def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")]) -> None:
-    """Stop a run's whole process tree (SIGINT, SIGTERM, SIGKILL, confirmed) and record `killed`."""
-    from orchestrator.runs.kill import kill_run
-    from orchestrator.runs.monitor import find_run
+    """Stop a run's whole process tree (SIGINT, SIGTERM, SIGKILL, confirmed) and record `killed`.
+
+    A run whose supervisor and agent have both died already (no watcher saw it)
+    is recorded `lost`, as a watcher pass would record it, and left as it is.
+    """
+    from orchestrator.runs.kill import gone_unseen, kill_run
+    from orchestrator.runs.monitor import find_run, refresh_now
 
     try:
         found = find_run(run)
     except OSError as exc:  # e.g. an id longer than a file name may be
         raise UserError(f"no run {run[:60] + ('...' if len(run) > 60 else '')!r}: {exc.strerror}") from None
+    if gone_unseen(found):
+        refresh_now(found)  # recorded `lost` (and its notice sent) as a watcher would: kill_run then says so
     final = kill_run(found)
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 

@@ -208,3 +208,13 @@ def test_a_reason_or_value_that_looks_like_rich_markup_is_shown_as_it_is(home: P
     assert r.returncode == 0 and "error: [/] [bold]401" in r.stdout, r.stdout + r.stderr  # its evidence line
     q = cli("history", "--sql", "select '[/]' as odd, '[bold]x' as markup")
     assert q.returncode == 0 and "[/]" in q.stdout and "[bold]x" in q.stdout, q.stdout + q.stderr
+
+
+def test_kill_of_a_run_whose_processes_are_all_gone_records_it_lost(home: Path) -> None:
+    gone = subprocess.Popen(["sleep", "600"])
+    t0 = time.time() - 120
+    run = live_generic_run(home, "gone-20260101-000002", gone.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})])
+    gone.kill()
+    gone.wait()
+    one_line_error(cli("kill", run.name, timeout=60), "already ended: lost (the supervising process vanished)")
+    assert json.loads((run / "state.json").read_text())["state"] == "lost"

@@ -103,7 +103,7 @@ HISTORY_GROUP_KEYS = {
 }
 REPLAY_KEYS = {"id", "spiral", "notified_at_min", "signals", "region", "suspicion", "evidence", "pass"}
 REPLAY_ALL_KEYS = REPLAY_KEYS | {"expected_spiral", "failures", "skipped_lines", "tool_calls"}
-EVAL_KEYS = {"version", "cases", "tp", "fp", "tn", "fn", "precision", "recall", "fpr", "passed", "failed"}
+EVAL_KEYS = {"version", "cases", "tp", "fp", "tn", "fn", "precision", "recall", "fpr", "passed", "failed", "broken"}
 CALIBRATE_BUCKET_KEYS = {"bucket", "runs", "median_min", "p90_min", "longest_min", "refused", "current", "proposed"}
 TIMING_KEYS = {"expected_min", "soft_start_min", "stuck_min"}
 BENCH_KEYS = {
@@ -173,6 +173,9 @@ GC_CLONE_KEYS = {
     "resumed",
     "removed",
     "error",
+    "unsaved_paths",
+    "unsaved_commits",
+    "saved",
 }
 GC_KEPT_KEYS = {"run_id", "state", "flagged", "age_days", "keep_days", "due_in_days"}
 

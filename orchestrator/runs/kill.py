@@ -53,6 +53,17 @@ def kill_run(run: RunDir | Path, reason: str = "stopped by a person") -> RunReco
     return final
 
 
+def gone_unseen(run: RunDir | Path) -> bool:
+    """A running run whose supervisor and agent have both died with no watcher there to see it: nothing
+    is left to stop, and a watcher pass would record it `lost` (what `kill` has it do first)."""
+    try:
+        record = state_file.read(RunDir.of(run))
+    except UserError:
+        return False
+    executor = executors.for_record(record)
+    return record.state == "running" and not executor.alive(record) and not executor.agent_alive(record)
+
+
 def _kill_on_a_full_disk(rd: RunDir, reason: str) -> RunRecord:
     """No stop request can be written: stop the supervisor first (so it records no ending of its own),
     then the agent, and record `killed` in the space the run set aside for its ending."""
