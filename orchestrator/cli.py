@@ -255,7 +255,14 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
         raise UserError(f"no run {run[:60] + ('...' if len(run) > 60 else '')!r}: {exc.strerror}") from None
     if gone_unseen(found):
         refresh_now(found)  # recorded `lost` (and its notice sent) as a watcher would: kill_run then says so
-    final = kill_run(found)
+    try:
+        final = kill_run(found)
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            f"kill interrupted: the stop of {found.name} is recorded, and the next watcher pass (or `status`)"
+            " carries it out within a minute\n"
+        )
+        raise typer.Exit(130) from None
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 

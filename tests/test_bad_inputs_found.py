@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.helpers import ROOT, cli, copy_case, fake_run, live_generic_run, one_line_error, ticket
 
@@ -218,3 +219,35 @@ def test_kill_of_a_run_whose_processes_are_all_gone_records_it_lost(home: Path) 
     gone.wait()
     one_line_error(cli("kill", run.name, timeout=60), "already ended: lost (the supervising process vanished)")
     assert json.loads((run / "state.json").read_text())["state"] == "lost"
+
+
+def test_a_stop_request_left_pending_is_carried_out_by_the_next_pass(home: Path) -> None:
+    from orchestrator.infra.proc import ProcRef
+    from orchestrator.record import state_file
+    from orchestrator.record.model import StopRequest
+    from spiral.timestamps import format_ts
+
+    supervisor = subprocess.Popen(["sleep", "600"])
+    agent = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        t0 = time.time() - 300
+        run = live_generic_run(
+            home, "stop-20260101-000003", supervisor.pid, t0, [(t0 + 1, {"tool": "Bash", "command": "ls"})]
+        )
+
+        def asked(r: Any) -> bool:  # as a `kill` cut short by Ctrl-C leaves it, two minutes ago
+            r.agent_pid = ProcRef.of(agent.pid)
+            r.stop_requested = StopRequest(
+                end_as="killed", reason="stopped by a person", at=format_ts(time.time() - 120)
+            )
+            return True
+
+        state_file.update(run, asked)
+        p = cli("status", "--json", timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert agent.wait(timeout=20) is not None
+        record = json.loads((run / "state.json").read_text())
+        assert (record["state"], record["reason"]) == ("killed", "stopped by a person"), record
+    finally:
+        agent.kill()
+        supervisor.kill()

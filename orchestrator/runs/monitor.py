@@ -35,6 +35,10 @@ from spiral.outcome import Outcome
 from spiral.settings import Settings, SettingsError
 from spiral.timestamps import format_ts, parse_ts
 
+# a stop request this old is carried out by the next pass: `kill` itself takes seconds (SIGINT, SIGTERM,
+# SIGKILL, each with a grace), so by then whoever asked was interrupted or died
+STOP_PENDING_S = 60.0
+
 
 def list_run_dirs() -> list[Path]:
     root = runs_dir()
@@ -90,7 +94,7 @@ def refresh(
             if budget.live_changed(record.spend_live, view.spend, written_ago):
                 record.spend_live = view.spend  # the daily ceiling and the notices read it
                 view.events.append("spend")
-            decision = decision or over or view.ladder_stop
+            decision = decision or over or view.ladder_stop or _pending_stop(record, real_now)
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
             cached = _catch_up(
@@ -320,6 +324,16 @@ def _provider(record: RunRecord, outcome: Outcome, view: RunView) -> None:
 def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
     keys = ("region", "signals", "suspicion", "evidence", "signals_seen", "tripped_in_soft_band", "tripped_since_min")
     return any(getattr(old, k) != getattr(new, k) for k in keys)
+
+
+def _pending_stop(record: RunRecord, real_now: float) -> liveness.Decision | None:
+    """A stop requested long enough ago that whoever asked for it is not carrying it out (a `kill` cut short
+    by Ctrl-C, or one that died): this pass carries it out, with the kind and reason asked for."""
+    req = record.stop_requested
+    asked = parse_ts(req.at) if req is not None else None
+    if req is None or asked is None or real_now - asked < STOP_PENDING_S:
+        return None
+    return liveness.Decision(req.end_as, req.reason)
 
 
 def _liveness(
