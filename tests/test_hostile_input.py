@@ -165,3 +165,11 @@ def test_case_notify_after_min_must_be_a_real_number(tmp_path: Path, value: str)
     text = text.replace("expect:", f"expect:\n  notify_after_min: {value}", 1)
     (case / "case.yaml").write_text(text)
     one_line_error(cli("replay", str(case)), "notify_after_min")
+
+
+def test_a_ticket_too_long_for_one_argument_is_refused_before_anything_runs(
+    tmp_path: Path, repo: Path, home: Path
+) -> None:
+    t = ticket(tmp_path, repo, "exit 0\n# " + "x" * 140_000)  # the fake agent takes its prompt as an argument
+    one_line_error(cli("launch", str(t)), "body is 136 KiB", "Linux caps at 128 KiB", "prompt: stdin")
+    assert _run_folders(home) == []  # before: a run that failed with 'Argument list too long'

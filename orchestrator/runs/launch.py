@@ -45,6 +45,9 @@ class Launched:
     problem: str | None = None  # why this launch started no agent (a failed clone, a stop), for the user
 
 
+MAX_ARG_BYTES = 128 * 1024  # Linux's limit on one argument (MAX_ARG_STRLEN), its final NUL included
+
+
 @dataclass
 class AgentCommand:
     """How the ticket's agent is started: argv, log format, prompt mode, its environment."""
@@ -80,6 +83,13 @@ def agent_command(ticket: tickets.Ticket, cfg: UserConfig, guidance_dir: Path | 
             raise UserError(
                 f"{ticket.path}: the ticket body starts with '-', which agent {ticket.agent!r} would read as an "
                 f"option; end the profile's command with '--' or set prompt: stdin"
+            )
+        size = len(ticket.body.encode("utf-8", errors="surrogateescape")) + 1
+        if size > MAX_ARG_BYTES:
+            raise UserError(
+                f"{ticket.path}: the ticket body is {size // 1024} KiB, and agent {ticket.agent!r} takes it as one "
+                f"argument, which Linux caps at {MAX_ARG_BYTES // 1024} KiB: shorten it (put the details in a file "
+                f"the agent can read), or set the profile's prompt: stdin"
             )
         argv.append(ticket.body)
     return AgentCommand(
