@@ -132,3 +132,28 @@ def test_an_idle_watcher_stays_while_a_notice_waits_to_be_retried(home: Path) ->
             watcher.kill()
             watcher.wait(timeout=10)
         sink.stop()
+
+
+def test_the_watch_log_says_how_an_attempt_left_in_flight_ended_and_not_every_skip(home: Path) -> None:
+    slow = SlowReceiver(delay=2.0)  # answers after the pass's half-second wait
+    try:
+        write_config(home, notify={"urls": [slow.url], "timeout_seconds": 10})
+        run_dir = tripped_run(home, "r-late")
+        state_file.update(run_dir, lambda r: state_file.end(r, "failed", "agent exited 1"))
+        p = subprocess.run(
+            [sys.executable, "-m", "orchestrator", "watch", "--tick", "0.3", "--idle-exit", "1"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        assert lines[:2] == [
+            "r-late: spiral notice in flight",
+            "r-late: spiral notice delivered (the attempt left in flight)",
+        ]
+        assert not any("skipped" in line for line in lines), lines
+        assert len(slow.got) == 1
+    finally:
+        slow.stop()
