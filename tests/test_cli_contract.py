@@ -35,6 +35,7 @@ STATUS_KEYS = {
     "tripped_at_min",
     "notified",
     "page_error",
+    "notices",
     "executes_on",
     "provider",
     "hints",

@@ -16,7 +16,7 @@ import pytest
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier, Target
 from orchestrator.record import state_file
-from tests.helpers import ROOT, state, tripped_run, write_config
+from tests.helpers import ROOT, state, status_json, tripped_run, write_config
 from tests.test_notify_slow import SlowReceiver
 
 
@@ -101,6 +101,13 @@ def test_a_receiver_slower_than_the_deadline_gets_the_page_three_times_then_it_i
         assert rec["gave_up"] and rec["unanswered"] == 3 and rec["next_attempt_at"] is None
         assert "raise notify.timeout_seconds" in rec["last_error"]
         assert delivery.due(state_file.read(run_dir), n) == []  # no pass sends it again
+        row = next(r for r in status_json()["runs"] if r["id"] == "r-slow")
+        assert row["notices"]["spiral"] == {
+            "delivered": False,
+            "attempts": 3,
+            "gave_up": True,
+            "last_error": rec["last_error"],
+        }
         assert len(slow.got) == 3  # each attempt reached it
     finally:
         slow.stop()

@@ -55,6 +55,15 @@ class RunView:
             "tripped_at_min": spiral.tripped_at_min,
             "notified": spiral.notified,
             "page_error": None if page is None or page.last_error is None else redact_cut(page.last_error),
+            "notices": {  # every notice of the run (the page, the endings...) and how its delivery stands
+                key: {
+                    "delivered": n.delivered,
+                    "attempts": n.attempts,
+                    "gave_up": n.gave_up,
+                    "last_error": None if n.last_error is None else redact_cut(n.last_error),
+                }
+                for key, n in r.notices.items()
+            },
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
