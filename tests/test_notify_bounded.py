@@ -87,30 +87,50 @@ def test_a_dripping_endpoint_ends_the_attempt_and_the_process_at_the_deadline(dr
 
 
 def test_a_receiver_slower_than_the_deadline_gets_the_page_three_times_then_it_is_given_up(home: Path) -> None:
-    slow = SlowReceiver(delay=4.0)  # it takes each page, but answers after the 1 s deadline
+    slow = SlowReceiver(delay=5.0)  # it takes each page, but answers after the 2.5 s deadline
     try:
         run_dir = tripped_run(home, "r-slow")
-        n = Notifier(targets=[Target(slow.url)], timeout_s=1.0, retry_initial_s=0.01, retry_max_s=0.01)
+        n = Notifier(targets=[Target(slow.url)], timeout_s=3.0, retry_initial_s=0.01, retry_max_s=0.01)
         outcomes = []
         for _ in range(5):
             outcomes.append(delivery.deliver(run_dir, "spiral", n))
             time.sleep(0.05)
-        assert [o.split(":")[0] for o in outcomes] == ["failed", "failed", "gave up", "skipped", "skipped"], outcomes
-        assert outcomes[3] == "skipped: given up"
+        assert [o.split(":")[0] for o in outcomes] == ["failed", "failed", "failed", "gave up", "skipped"], outcomes
+        assert outcomes[4] == "skipped: given up"
         rec = state(home, "r-slow")["notices"]["spiral"]
-        assert rec["gave_up"] and rec["unanswered"] == 3 and rec["next_attempt_at"] is None
-        assert "raise notify.timeout_seconds" in rec["last_error"]
+        assert rec["gave_up"] and list(rec["unanswered"].values()) == [3] and rec["next_attempt_at"] is None
+        assert "raise notify.timeout_seconds" in rec["last_error"] and not rec["delivered"]
         assert delivery.due(state_file.read(run_dir), n) == []  # no pass sends it again
         row = next(r for r in status_json()["runs"] if r["id"] == "r-slow")
         assert row["notices"]["spiral"] == {
             "delivered": False,
-            "attempts": 3,
+            "attempts": 4,
             "gave_up": True,
             "last_error": rec["last_error"],
         }
-        assert len(slow.got) == 3  # each attempt reached it
+        assert len(slow.got) == 3  # each attempt reached it; the fourth sent nothing
     finally:
         slow.stop()
+
+
+def test_a_hanging_target_holds_up_no_other_and_alone_is_given_up(home: Path, drip: DripReceiver) -> None:
+    from orchestrator.demo.sink import Sink
+
+    with Sink() as phone:
+        run_dir = tripped_run(home, "r-two")
+        hanging = Target(f"json://127.0.0.1:{drip.port}/hook")
+        n = Notifier(targets=[hanging, Target(phone.url)], timeout_s=3.0, retry_initial_s=0.01, retry_max_s=0.01)
+        first = delivery.deliver(run_dir, "spiral", n)
+        assert first.startswith(f"failed: delivery to json://127.0.0.1:{drip.port}/hook did not finish"), first
+        assert len(phone.bodies()) == 1  # the working target took it in the first attempt, not after
+        outcomes = []
+        for _ in range(3):
+            time.sleep(0.05)  # past the backoff
+            outcomes.append(delivery.deliver(run_dir, "spiral", n))
+        assert outcomes[-1].startswith("gave up: gave up on 1 target after 3 attempts"), outcomes
+        assert outcomes[-1].endswith("; the others took it")
+        rec = state(home, "r-two")
+        assert rec["spiral"]["notified"] and len(phone.bodies()) == 1 and drip.requests == 3
 
 
 def test_an_idle_watcher_stays_while_a_notice_waits_to_be_retried(home: Path) -> None:

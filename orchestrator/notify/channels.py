@@ -93,13 +93,16 @@ class Notifier:
         env: dict[str, str],
         key: str | None = None,
         progress: Callable[[str], None] | None = None,
+        unanswered: set[str] | None = None,
     ) -> tuple[set[str], str | None]:
         """Deliver to every channel not yet in `done`; returns (channels now done, error or None).
 
         Each apprise target is its own channel, so a retry after a partial
         failure goes only to the targets that failed; `progress(channel)` is
         called the moment one succeeds (the caller records it before the next).
-        The whole attempt ends within `timeout_s`.
+        The whole attempt ends within `timeout_s`; each apprise target has all of it, in a sender of its
+        own, so a hanging one holds up no other. `unanswered` gets the channels that got no answer in time
+        (each may have been delivered).
         """
         if not self.configured:
             return set(), ("no notification target configured: set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY")
@@ -116,7 +119,7 @@ class Notifier:
         if self.targets or self.apprise_config:
             from orchestrator.notify.sender import in_child
 
-            wanted += in_child(self, event, title, body, done, key, deadline, succeeded, errors)
+            wanted += in_child(self, event, title, body, done, key, deadline, succeeded, errors, unanswered)
         if self.command:
             wanted += 1
             if "command" not in done:
@@ -125,6 +128,8 @@ class Notifier:
                     succeeded("command")
                 else:
                     errors.append(err)
+                    if unanswered is not None and err.startswith("notify command timed out"):
+                        unanswered.add("command")
         if wanted == 0 and not errors:
             errors.append(f"no notification target takes '{event}' events (check the targets' tags)")
         return ok, "; ".join(errors) if errors else None
@@ -139,10 +144,10 @@ class Notifier:
         deadline: float,
         succeeded: Callable[[str], None],
         errors: list[str],
-        trying: Callable[[str], None] = lambda label: None,
+        trying: Callable[[str, str], None] = lambda channel, label: None,
     ) -> int:
         """Send to each apprise target not in `done` (in the sender process); returns how many want `event`.
-        `trying(label)` is told of each target before its request."""
+        `trying(channel, label)` is told of each target before its request."""
         wanted = 0
         for channel, service, label in self._services(errors):
             if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event):
@@ -159,7 +164,7 @@ class Notifier:
 
             one = apprise.Apprise()
             one.add(service)
-            trying(label)
+            trying(channel, label)
             result = one.notify(body=body, title=title)
             if result:
                 succeeded(channel)

@@ -38,11 +38,11 @@ from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Claim, Notice, RunRecord
 
 LEASE_GRACE_S = 15.0  # a lease lasts the attempt's deadline plus this
-# attempts that got no answer in time, before a notice is given up: each may have been delivered (a receiver
-# slower than the deadline would otherwise get the same page at every retry, forever)
+# attempts of one channel that got no answer in time, before that channel is given up: each may have been
+# delivered (a receiver slower than the deadline would otherwise get the same page at every retry, forever)
 MAX_UNANSWERED = 3
-# what an attempt's error says when it got no answer in time (an apprise target's, the hook's)
-UNANSWERED = ("did not finish within", "notify command timed out")
+# attempts in all before a notice is given up (a revoked token, a target gone for good: about 4 h of backoff)
+MAX_ATTEMPTS = 20
 WAIT_S = 0.5  # how long a caller of `start(..., background=True)` may wait for a quick answer
 PROVIDER_NOTICE_ATTEMPTS = 3  # a retry or two is routine; the third in one episode is worth a notice
 
@@ -211,9 +211,11 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
             pass  # recorded with the outcome below
 
     body = f"{sent.body or ''}\n\nidempotency key: {attempt.key}"
+    unanswered: set[str] = set()
+    skip = set(sent.channels_done) | set(_given_up(sent))
     try:
         ok, error = notifier.send(
-            _event(event), sent.title or "", body, set(sent.channels_done), attempt.env, attempt.key, progress
+            _event(event), sent.title or "", body, skip, attempt.env, attempt.key, progress, unanswered
         )
     except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
@@ -230,22 +232,30 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
             return  # our lease ran out and someone else is sending: leave the record to them
         if mine:
             cur.claim = None
-        if error is None:
+        for channel in unanswered:
+            cur.unanswered[channel] = cur.unanswered.get(channel, 0) + 1
+        dropped = _given_up(cur)
+        if error is None and not dropped:
             cur.delivered, cur.delivered_at, cur.last_error, cur.next_attempt_at = True, state_file.utcnow(), None, None
             if event == "spiral":
                 r.spiral.notified = True
             outcome.append("delivered")
+        elif error is None:  # every other channel took it; the ones that never answered in time are given up
+            cur.gave_up, cur.next_attempt_at, cur.last_attempt_at = True, None, state_file.utcnow()
+            cur.last_error = (
+                f"gave up on {len(dropped)} target{'s' if len(dropped) > 1 else ''} after {MAX_UNANSWERED} attempts"
+                " that got no answer in time (each may have arrived: raise notify.timeout_seconds for a slow"
+                " receiver)" + ("; the others took it" if cur.channels_done else "")
+            )
+            if event == "spiral" and cur.channels_done:
+                r.spiral.notified = True
+            outcome.append(f"gave up: {cur.last_error}")
         else:
             cur.last_error, cur.last_attempt_at = error, state_file.utcnow()
             cur.next_attempt_at = time.time() + notifier.backoff(max(1, cur.attempts))
-            if any(u in error for u in UNANSWERED):
-                cur.unanswered += 1
-            if cur.unanswered >= MAX_UNANSWERED:
+            if cur.attempts >= MAX_ATTEMPTS or error.startswith("no notification target takes"):
                 cur.gave_up, cur.next_attempt_at = True, None
-                cur.last_error = (
-                    f"{error}; gave up after {cur.unanswered} attempts that got no answer in time (each may have"
-                    " arrived: raise notify.timeout_seconds for a slow receiver)"
-                )
+                cur.last_error = f"{error}; gave up after {cur.attempts} attempt{'s' if cur.attempts > 1 else ''}"
                 outcome.append(f"gave up: {cur.last_error}")
             else:
                 outcome.append(f"failed: {error}")
@@ -255,6 +265,11 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
     except Exception as exc:  # the lease runs out and a later pass takes over
         return f"failed: the outcome could not be recorded: {type(exc).__name__}: {exc}"
     return outcome[0]
+
+
+def _given_up(notice: Notice) -> list[str]:
+    """The channels of `notice` given up: no answer in time, MAX_UNANSWERED times."""
+    return sorted(c for c, n in notice.unanswered.items() if n >= MAX_UNANSWERED)
 
 
 def deliver_due(run: RunDir | Path, notifier: Notifier) -> list[tuple[str, str]]:

@@ -59,8 +59,9 @@ class Notice(msgspec.Struct, kw_only=True):
     last_error: str | None = None
     last_attempt_at: str | None = None
     next_attempt_at: float | None = None
-    # attempts that got no answer by their deadline: each may have reached the receiver, so they are capped
-    unanswered: int = 0
+    # channel -> its attempts that got no answer by their deadline: each may have reached the receiver, so a
+    # channel is given up after a few (notify/delivery.py)
+    unanswered: dict[str, int] = {}
     gave_up: bool = False  # no more attempts (last_error says why)
 
 
