@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -28,6 +29,8 @@ def test_unsaved_work_is_saved_before_the_clone_goes_and_can_be_put_back(
     branch = git("rev-parse", "--abbrev-ref", "HEAD", cwd=rd.clone).strip()
     head = git("rev-parse", "HEAD", cwd=rd.clone).strip()
     age(home, run_id, 9)
+    # the user's own diff settings must not make a patch git apply refuses
+    Path(os.environ["HOME"], ".gitconfig").write_text("[color]\n\tui = always\n[diff]\n\tnoprefix = true\n")
 
     before = tree(rd.path)
     dry = cli("gc", "--dry-run")
@@ -70,3 +73,33 @@ def test_a_clean_clone_saves_nothing(tmp_path: Path, repo: Path, home: Path) -> 
     [c] = run_gc()["clones"]
     assert c["removed"] and c["saved"] == [] and (c["unsaved_paths"], c["unsaved_commits"]) == (0, 0)
     assert not (home / "runs" / run_id / "unsaved").exists()
+
+
+def test_work_off_every_branch_is_kept_and_what_a_patch_cannot_hold_is_refused(
+    tmp_path: Path, repo: Path, home: Path
+) -> None:
+    run_id = finished(tmp_path, repo, home, "detached", body='say {"tool": "Bash", "command": "ls"}')
+    rd = RunDir(home / "runs" / run_id)
+    ident = ["-c", "user.email=a@b", "-c", "user.name=a"]
+    git("checkout", "-q", "--detach", cwd=rd.clone)  # a commit on no branch, and a stash
+    (rd.clone / "d.txt").write_text("detached\n")
+    git("add", "d.txt", cwd=rd.clone)
+    git(*ident, "commit", "-q", "-m", "on no branch", cwd=rd.clone)
+    detached = git("rev-parse", "HEAD", cwd=rd.clone).strip()
+    (rd.clone / "src" / "app.py").write_text("print('stashed')\n")
+    git(*ident, "stash", "-q", cwd=rd.clone)
+    age(home, run_id, 9)
+    [c] = run_gc()["clones"]
+    assert c["removed"] and c["saved"] == ["unsaved/commits.bundle"], c
+    heads = git("bundle", "list-heads", str(rd.path / "unsaved" / "commits.bundle"), cwd=tmp_path)
+    assert f"{detached} HEAD" in heads and "refs/stash" in heads
+
+    nested = finished(tmp_path, repo, home, "nested", body='say {"tool": "Bash", "command": "ls"}')
+    nd = RunDir(home / "runs" / nested)
+    git("init", "-q", str(nd.clone / "vendor"), cwd=tmp_path)  # a repository of its own inside the clone
+    (nd.clone / "vendor" / "lib.py").write_text("x = 1\n")
+    git("add", "lib.py", cwd=nd.clone / "vendor")
+    git(*ident, "commit", "-q", "-m", "v", cwd=nd.clone / "vendor")
+    age(home, nested, 9)
+    p = cli("gc", "--json")
+    assert p.returncode == 1 and "nested repository" in p.stderr and nd.clone.is_dir(), p.stderr

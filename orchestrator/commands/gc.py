@@ -59,9 +59,11 @@ def gc_command(
     Nothing pushes a run's work anywhere, so before a clone goes its unsaved
     work is kept in the run folder: what `git status` lists (untracked files
     too, ignored ones not) as unsaved/work.patch (`git apply --binary`), and
-    commits on no remote-tracking branch as unsaved/commits.bundle (`git
-    fetch` from it). A clone whose work cannot be saved, or is over 256 MiB to
-    save, stays (exit 1) unless --discard-unsaved.
+    commits no remote-tracking ref holds (branches, a detached HEAD, the
+    stash) as unsaved/commits.bundle (`git fetch` from it). A clone whose work
+    a patch cannot hold (nested repositories, git-lfs files, a folder git
+    cannot read), or is over 256 MiB to save, stays (exit 1) unless
+    --discard-unsaved.
     """
     from orchestrator.config import load
     from orchestrator.runs import gc

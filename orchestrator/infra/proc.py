@@ -62,6 +62,27 @@ def run(
     return p.returncode, p.stdout, p.stderr
 
 
+def run_to_file(
+    argv: Sequence[str],
+    out: IO[bytes],
+    *,
+    cwd: str | os.PathLike[str],
+    env: dict[str, str] | None = None,
+    timeout: float,
+) -> tuple[int, bytes]:
+    """Run a command with its stdout written to `out` (output too big to hold); (rc, stderr)."""
+    p = subprocess.run(
+        list(argv),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=subprocess.PIPE,
+        env=clean_env(env),
+        timeout=timeout,
+    )
+    return p.returncode, p.stderr
+
+
 def spawn_detached(argv: Sequence[str], *, cwd: Path, log: Path) -> int:
     """Start a process in its own session that outlives us; stdout and stderr appended to `log`. Its pid."""
     return start_detached(argv, cwd=cwd, log=log).pid

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from orchestrator.infra import proc as infra_proc
 from orchestrator.infra.redaction import redact
 
 if TYPE_CHECKING:
@@ -113,18 +114,12 @@ def _target(t: Target) -> list[Any]:
 
 def _start(job: dict[str, Any], guess: int, stack: ExitStack, errors: list[str]) -> _Child | None:
     err = stack.enter_context(tempfile.TemporaryFile())
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(x for x in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if x)
+    env = {"PYTHONPATH": os.pathsep.join(x for x in (_PACKAGE_ROOT, os.environ.get("PYTHONPATH")) if x)}
     try:
-        proc = subprocess.Popen(
-            # -P: not the current folder first on the path (a clone's own `orchestrator/` or `json.py`)
-            [sys.executable, "-P", "-m", "orchestrator.notify.sender", str(os.getpid())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=env,
-            start_new_session=True,  # its own group: killed whole at the deadline
-        )
+        # -P: not the current folder first on the path (a clone's own `orchestrator/` or `json.py`);
+        # its own session: killed whole at the deadline
+        argv = [sys.executable, "-P", "-m", "orchestrator.notify.sender", str(os.getpid())]
+        proc = infra_proc.start_piped(argv, cwd=Path(tempfile.gettempdir()), stderr=err, env=env, stdin_pipe=True)
     except OSError as exc:
         errors.append(f"the notification sender could not start: {exc.strerror or exc}")
         return None

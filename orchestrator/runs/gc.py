@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.infra import git
+from orchestrator.infra import unsaved
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
 from orchestrator.record import state_file
@@ -208,7 +208,7 @@ def plan(retention: Retention, *, now: float | None = None, root: Path | None = 
         if clone.resumed or clone.age_days >= clone.keep_days:
             clone.size = sum((measure(p) for p in there), Size())
             if not clone.resumed:
-                clone.unsaved = git.unsaved_work(rd.clone)
+                clone.unsaved = unsaved.unsaved_work(rd.clone)
             out.due.append(clone)
         else:
             out.kept.append(clone)
@@ -229,7 +229,7 @@ def remove(clone: Clone, progress: Callable[[Clone], None] | None = None, *, dis
             not discard_unsaved and (rd.clone / ".git").exists() and not rd.clone.is_symlink()
         ):  # (no .git: no work git knows)
             try:
-                saved = git.save_unsaved(rd.clone, rd.path / git.UNSAVED_DIR, limit_bytes=SAVE_LIMIT)
+                saved = unsaved.save(rd.clone, rd.path / unsaved.UNSAVED_DIR, limit_bytes=SAVE_LIMIT)
             except UserError as exc:
                 clone.error = f"left in place: {exc} (`gc --discard-unsaved` removes it anyway)"
                 if progress is not None:

@@ -18,7 +18,6 @@ from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
 from orchestrator.ledger import prices
-from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier
 from orchestrator.notify.pages import redact_cut
 from orchestrator.record import case_file, state_file
@@ -28,8 +27,8 @@ from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, Sp
 from orchestrator.runs import budget, evaluator, fleet, liveness
 from orchestrator.runs.executors import base as executors
 from orchestrator.runs.guidance import escalate, track
+from orchestrator.runs.sending import deliver as deliver  # (fanout sends its workers' views with it)
 from orchestrator.runs.view import RunView
-from orchestrator.telemetry import export as telemetry
 from spiral.detector import Detector
 from spiral.outcome import Outcome
 from spiral.settings import Settings, SettingsError
@@ -134,32 +133,6 @@ def refresh_now(run_dir: Path) -> RunView:
     return refresh(run_dir, BucketsFile(), cfg, notifier=from_config(cfg))
 
 
-def deliver(view: RunView, cfg: UserConfig, notifier: Notifier | None = None) -> RunView:
-    """What a refresh sends once the run is evaluated: its due notices, an ended run's trace."""
-    rd = RunDir.of(view.run_dir)
-    late = IN_FLIGHT.pop(rd.path, [])  # attempts an earlier pass left in flight: how they ended, said once
-    for s in late:
-        if s.outcome:
-            view.events.append(f"{s.event} notice {s.outcome[0]} (the attempt left in flight)")
-        else:
-            IN_FLIGHT.setdefault(rd.path, []).append(s)
-    due = delivery.due(view.record, notifier) if notifier is not None else []
-    if notifier is not None and due:
-        # each attempt runs in its own thread with its own deadline: a slow endpoint holds up neither
-        # this tick's other runs nor their liveness; a quick answer is still seen in this view
-        sending = [delivery.start(rd, event, notifier, background=True) for event in due]
-        until = time.monotonic() + delivery.WAIT_S
-        for s in sending:
-            outcome = s.wait(max(0.0, until - time.monotonic()))
-            if not outcome.startswith("skipped: "):  # waiting to retry, in flight: nothing happened this pass
-                view.events.append(f"{s.event} notice {outcome}")
-            if not s.outcome:
-                IN_FLIGHT.setdefault(rd.path, []).append(s)
-        view.record = state_file.read(rd)
-    view.events += telemetry.export_due(rd, view.record, cfg)  # an ended run's trace, once (orchestrator/telemetry)
-    return view
-
-
 def _view(rd: RunDir, record: RunRecord, settings: Settings, real_now: float) -> RunView:
     clock = RunClock.of(record)
     bucket = settings.buckets.get(str(record.bucket))
@@ -199,9 +172,6 @@ def _settings(record: RunRecord, buckets: BucketsFile) -> Settings:
 
 # each run's cached detector, kept in memory between the passes of this process (evaluator.Kept)
 KEPT = evaluator.Kept()
-# run folder -> this process's notice attempts still in flight when their pass ended (the watcher says how
-# each ended at its next pass over the run)
-IN_FLIGHT: dict[Path, list[delivery.Sending]] = {}
 
 
 def _catch_up(
