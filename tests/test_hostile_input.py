@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -10,7 +13,7 @@ from typing import Any
 import pytest
 
 from orchestrator.infra import git as git_wrapper
-from tests.helpers import cli, copy_case, one_line_error, ticket, write_config
+from tests.helpers import ROOT, cli, copy_case, one_line_error, ticket, write_config
 
 
 def _run_folders(home: Path) -> list[Path]:
@@ -173,3 +176,23 @@ def test_a_ticket_too_long_for_one_argument_is_refused_before_anything_runs(
     t = ticket(tmp_path, repo, "exit 0\n# " + "x" * 140_000)  # the fake agent takes its prompt as an argument
     one_line_error(cli("launch", str(t)), "body is 136 KiB", "Linux caps at 128 KiB", "prompt: stdin")
     assert _run_folders(home) == []  # before: a run that failed with 'Argument list too long'
+
+
+def test_a_relative_repo_is_the_one_beside_where_launch_ran_for_a_queued_run_too(
+    tmp_path: Path, repo: Path, home: Path
+) -> None:
+    where = repo.parent / "work"
+    where.mkdir()
+    t = ticket(tmp_path, Path("../origin"), "exit 0")  # relative to where launch runs: tmp_path/origin
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "launch", str(t)],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert p.returncode == 0, p.stderr
+    record = json.loads(next((home / "runs").glob("*/state.json")).read_text())
+    assert record["repo"] == str(repo)
+    one_line_error(cli("launch", str(ticket(tmp_path, Path("../nowhere"), "exit 0", name="t2"))), "no such folder")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,14 @@ def repo_problem(repo: str) -> str | None:
     if scheme and scheme[1].lower() not in SAFE_SCHEMES:
         return f"repo {repo[:60]!r}: the {scheme[1]}:// transport is refused (allowed: {', '.join(SAFE_SCHEMES)})"
     return None
+
+
+def local_repo(repo: str) -> Path | None:
+    """A repo given as a local path (`~` expanded; relative to the folder `launch` runs in), made absolute:
+    a queued run is cloned later by the watcher, from another folder. None: a URL or `host:path`."""
+    if _SCHEME.match(repo) or re.match(r"^[^/]*:", repo):
+        return None
+    return Path(os.path.abspath(os.path.expanduser(repo)))  # (and `a/./b/` is `a/b`: one repo, one spelling)
 
 
 @dataclass
@@ -143,6 +152,9 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     front_matter = convert(data, _Front, fail, "front matter")
     if (problem := repo_problem(front_matter.repo.strip())) is not None:
         raise fail(("repo",), problem)
+    repo = local_repo(front_matter.repo.strip())
+    if repo is not None and not repo.exists():
+        raise fail(("repo",), f"repo {front_matter.repo.strip()[:60]!r}: no such folder ({repo})")
     agent = cfg.default_agent if front_matter.agent is None else front_matter.agent
     if agent not in cfg.profiles:
         raise fail(("agent",), f"unknown agent {agent!r} (known: {', '.join(sorted(cfg.profiles))})")
@@ -165,7 +177,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     return Ticket(
         path=path,
         id=front_matter.id,
-        repo=front_matter.repo.strip(),
+        repo=str(repo) if repo is not None else front_matter.repo.strip(),
         bucket=front_matter.bucket,
         agent=agent,
         body=body,
