@@ -251,3 +251,19 @@ def test_a_stop_request_left_pending_is_carried_out_by_the_next_pass(home: Path)
     finally:
         agent.kill()
         supervisor.kill()
+
+
+def test_a_config_caught_mid_save_keeps_the_watchers_last_good_one(home: Path, capsys: Any) -> None:
+    from orchestrator.config import load
+    from orchestrator.runs.watch import _reloaded
+
+    path = home / "config.yaml"
+    path.write_text("max_parallel: 1\n")
+    cfg = load(path)
+    path.write_text("")  # an editor truncates, then writes: a tick may fall in between
+    assert _reloaded(cfg, None)[0].max_parallel == 1
+    path.unlink()
+    assert _reloaded(cfg, None)[0].max_parallel == 1
+    assert capsys.readouterr().err.count("missing or empty") == 2
+    path.write_text("max_parallel: 3\n")
+    assert _reloaded(cfg, None)[0].max_parallel == 3

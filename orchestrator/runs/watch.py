@@ -121,6 +121,8 @@ def _reloaded(cfg: UserConfig, notifier: Notifier | None) -> tuple[UserConfig, N
     from orchestrator.notify.channels import check_targets, from_config
 
     try:
+        if not cfg.path.is_file() or cfg.path.stat().st_size == 0:  # mid-save (an editor truncates, then writes)
+            raise UserError(f"{cfg.path} is missing or empty (restart the watcher for the defaults)")
         new = load(cfg.path)
         if notifier is None:
             return new, None
