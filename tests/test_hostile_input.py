@@ -196,3 +196,29 @@ def test_a_relative_repo_is_the_one_beside_where_launch_ran_for_a_queued_run_too
     record = json.loads(next((home / "runs").glob("*/state.json")).read_text())
     assert record["repo"] == str(repo)
     one_line_error(cli("launch", str(ticket(tmp_path, Path("../nowhere"), "exit 0", name="t2"))), "no such folder")
+
+
+def test_a_long_stdin_prompt_reaches_an_agent_that_prints_before_it_reads(
+    tmp_path: Path, repo: Path, home: Path
+) -> None:
+    agent = tmp_path / "chatty.py"  # 2000 lines (~150 KB, more than a pipe holds) before it reads its prompt
+    agent.write_text(
+        "import json, sys\n"
+        "for i in range(2000):\n"
+        "    print(json.dumps({'tool': 'Read', 'path': f'src/file_{i:04d}.py', 'note': 'x' * 40}), flush=True)\n"
+        "prompt = sys.stdin.read()\n"
+        "open('prompt_len.txt', 'w').write(str(len(prompt)))\n"
+    )
+    write_config(home, command=[sys.executable, str(agent)])
+    cfg = json.loads((home / "config.yaml").read_text())
+    cfg["agents"]["fake"]["prompt"] = "stdin"
+    (home / "config.yaml").write_text(json.dumps(cfg))
+    body = "Fix it.\n" + "y" * 180_000
+    run_id = cli("launch", str(ticket(tmp_path, repo, body))).stdout.strip().splitlines()[-1]
+    run = home / "runs" / run_id
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and json.loads((run / "state.json").read_text())["state"] == "running":
+        time.sleep(0.2)
+    assert json.loads((run / "state.json").read_text())["state"] == "succeeded"
+    assert (run / "clone" / "prompt_len.txt").read_text() == str(len(body))
+    assert len((run / "events.jsonl").read_text().splitlines()) == 2000

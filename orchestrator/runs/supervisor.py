@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import orjson
 import psutil
@@ -79,6 +80,15 @@ def _agent_version(cmd: list[str], clone: Path) -> str | None:
         return None
     text = (out or err).decode(errors="replace").strip().splitlines()
     return text[0][:200] if rc == 0 and text else None
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """The prompt on the agent's stdin, then end of file."""
+    try:
+        pipe.write(data)
+        pipe.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass  # it exited (or closed its stdin) without reading it all
 
 
 def _register(me: proc.ProcRef, admission: int | None = None) -> Callable[[RunRecord], bool]:
@@ -160,11 +170,9 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     if record.state != "running":
         proc.kill_tree(agent)  # a stop arrived while the agent was starting
     if stdin_pipe and child.stdin is not None:
-        try:
-            child.stdin.write((record.prompt or "").encode())
-            child.stdin.close()
-        except BrokenPipeError:
-            pass
+        # from a thread of its own, while capture reads: an agent that prints more than a pipe holds before
+        # it reads a long prompt would otherwise wait on us as we wait on it
+        threading.Thread(target=_feed, args=(child.stdin, (record.prompt or "").encode()), daemon=True).start()
     snapper.start()
     outcome = capture(child, rd.events, clock, trouble)
     if child.stdout is not None:
