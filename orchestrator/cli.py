@@ -235,7 +235,10 @@ def watch(
         raise UserError(f"--idle-exit must be a finite number of seconds (at least 0.1), got {idle_exit}")
     cfg = load()
     notifier = from_config(cfg)
-    check_targets(notifier, cfg)  # a target no page could reach is said now, not found by the first page
+    try:  # a target no page could reach is said now, not found by the first page; liveness goes on regardless
+        check_targets(notifier, cfg)
+    except UserError as exc:
+        sys.stderr.write(f"warning: {exc}; its pages will fail, the rest of the watching goes on\n")
     do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=notifier, idle_exit_s=idle_exit)
 
 

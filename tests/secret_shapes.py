@@ -205,6 +205,7 @@ SHAPES: list[tuple[str, str, str]] = [
     ("openssl-k", "openssl enc -d -aes-256-cbc -k Tr0ub4dor3 -in s.enc -out s.txt", "Tr0ub4dor3"),
     ("htpasswd-b", "htpasswd -b .htpasswd admin hunter2xyz", "hunter2xyz"),
     ("htpasswd-cb", "htpasswd -cb /etc/nginx/.htpasswd admin 'two words'", "two words"),
+    ("htpasswd-nb", "htpasswd -nbB admin s3cretpw > auth/htpasswd", "s3cretpw"),
     ("az-login-p", "az login -u bob@acme.dev -p hunterpass", "hunterpass"),
     ("oc-login-p", "oc login https://api.ocp:6443 -u admin -p quietword", "quietword"),
 ]
@@ -256,4 +257,5 @@ HEALTHY = [
     "curl 'https://api.x.dev/search?q=paris&page=2'",
     "openssl x509 -in cert.pem -noout -text",
     "htpasswd -v .htpasswd admin",
+    "htpasswd -n admin > auth/htpasswd",
 ]

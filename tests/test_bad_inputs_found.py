@@ -38,6 +38,18 @@ def test_a_huge_quoted_command_is_analysed_in_linear_time() -> None:
     assert p.returncode == 0 and p.stdout.strip() == "tmp_debug.py True", p.stderr
 
 
+def test_redaction_of_a_long_hostile_line_is_not_quadratic() -> None:
+    # a keyword, then a lazy scan to the end of the command: 160 KB of `openssl ` took 35 s
+    code = (
+        "from orchestrator.infra.redaction import redact\n"
+        "for word in ('openssl ', 'redis-cli ', 'docker login ', 'mysql '):\n"
+        "    assert redact(word * 20000) == word * 20000\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
+
+
 def test_a_ledger_cut_short_is_set_aside_and_rebuilt(home: Path) -> None:
     fake_run("done-20260101-000000")
     assert cli("history").returncode == 0

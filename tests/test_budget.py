@@ -137,3 +137,11 @@ def test_bad_ceilings_are_one_line_errors_with_the_line(
     (home / "config.yaml").write_text("daily_max_usd: -3\n")
     p = cli("status")
     assert p.returncode == 2 and "config.yaml:1: daily_max_usd must be a positive number of dollars" in p.stderr
+
+
+def test_no_usage_yet_is_not_an_unpriced_model() -> None:
+    r = RunRecord(max_usd=1.0)
+    assert budget.check(r, SpendTotals(tokens=0, cost_usd=None)) == ([], None)  # a first pass before any usage
+    assert not r.budget_unpriced
+    events, _ = budget.check(r, SpendTotals(tokens=10, cost_usd=None, unpriced_models=["m-9"]))
+    assert r.budget_unpriced and events == ["budget: max_usd not enforced (the model is unpriced)"]

@@ -222,3 +222,10 @@ def test_a_long_stdin_prompt_reaches_an_agent_that_prints_before_it_reads(
     assert json.loads((run / "state.json").read_text())["state"] == "succeeded"
     assert (run / "clone" / "prompt_len.txt").read_text() == str(len(body))
     assert len((run / "events.jsonl").read_text().splitlines()) == 2000
+
+
+def test_a_ticket_saved_with_a_byte_order_mark_is_read(tmp_path: Path, repo: Path, home: Path) -> None:
+    t = ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}')
+    t.write_text("\ufeff" + t.read_text())
+    p = cli("launch", str(t))
+    assert p.returncode == 0, p.stderr

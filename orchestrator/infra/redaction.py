@@ -25,6 +25,20 @@ _FLAG_NAME = (
 )
 _VALUE = r"[^\s'\",;}&]"
 _LOGINS = r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm(?:\s+registry)?|az|oc)\s+login"
+_HTPASSWD_FLAGS = r"(?:-\w+\s+)"
+_HTPASSWD = (  # up to the password: after USER with -n (no file), after FILE USER without
+    r"\bhtpasswd\s+(?="
+    + _HTPASSWD_FLAGS
+    + r"*-\w*b)(?:(?="
+    + _HTPASSWD_FLAGS
+    + r"*-\w*n)"
+    + _HTPASSWD_FLAGS
+    + r"+\S+\s+|(?!"
+    + _HTPASSWD_FLAGS
+    + r"*-\w*n)"
+    + _HTPASSWD_FLAGS
+    + r"+\S+\s+\S+\s+)"
+)
 _PREFIXED = (  # vendor tokens recognisable by their prefix alone
     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|gl[a-z]{1,6}-[A-Za-z0-9_\-]{20,}"
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{16,}|dckr_(?:pat|oat)_[A-Za-z0-9_\-]{16,}"
@@ -63,18 +77,21 @@ _SECRETS = [
     (re.compile(r"(\s(?:-u|--user)(?:\s+|=)['\"]?[^\s:'\"]+:)(?!//)[^\s'\"]+"), r"\1[REDACTED]"),
     # docker login -p PASSWORD, sshpass -p PASSWORD, redis-cli -a PASSWORD (-p elsewhere is a port, a plugin...)
     (
-        re.compile(r"(?i)(\b" + _LOGINS + r"\b[^|;&\n]*?\s(?:-p|--password)(?:=|\s+))(['\"]?)[^\s'\"]+\2"),
+        re.compile(r"(?i)(\b" + _LOGINS + r"\b[^|;&\n]{0,512}?\s(?:-p|--password)(?:=|\s+))(['\"]?)[^\s'\"]+\2"),
         r"\1\2[REDACTED]\2",
     ),
     (re.compile(r"(\bsshpass\s+(?:-\w+\s+)*-p\s*)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\bredis-cli\b[^|;&\n]*?\s-a\s+)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\bopenssl\b[^|;&\n]*?\s-k\s+)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),  # openssl enc -k PASS
-    # htpasswd -b FILE USER PASSWORD (the password from the command line; -c, -B... may join the -b)
+    (re.compile(r"(\bredis-cli\b[^|;&\n]{0,512}?\s-a\s+)(['\"]?)[^\s'\"]+\2"), r"\1\2[REDACTED]\2"),
     (
-        re.compile(r"(\bhtpasswd\s+(?=(?:-\w+\s+)*-\w*b)(?:-\w+\s+)+\S+\s+\S+\s+)(['\"])(?:(?!\2).)+\2"),
+        re.compile(r"(\bopenssl\b[^|;&\n]{0,512}?\s-k\s+)(['\"]?)[^\s'\"]+\2"),
+        r"\1\2[REDACTED]\2",
+    ),  # openssl enc -k PASS
+    # htpasswd -b FILE USER PASSWORD, htpasswd -nb USER PASSWORD (-c, -B... may join the -b)
+    (
+        re.compile(r"(" + _HTPASSWD + r")(['\"])(?:(?!\2).)+\2"),
         r"\1\2[REDACTED]\2",
     ),
-    (re.compile(r"(\bhtpasswd\s+(?=(?:-\w+\s+)*-\w*b)(?:-\w+\s+)+\S+\s+\S+\s+)[^\s'\"]+"), r"\1[REDACTED]"),
+    (re.compile(r"(" + _HTPASSWD + r")[^\s'\"]+"), r"\1[REDACTED]"),
     (re.compile(r"(\bpass:)[^\s'\"]+"), r"\1[REDACTED]"),  # openssl -passin pass:SECRET
     # echo SECRET | docker login --password-stdin (or sudo -S, chpasswd)
     (
@@ -85,7 +102,7 @@ _SECRETS = [
     ),
     # mysql -pPASSWORD (anywhere when it holds a digit, capital or sign; `tar -pxzf` is kept)
     (re.compile(r"(\s--password(?:=|\s+))(['\"]?)[^\s'\"]{3,}\2"), r"\1\2[REDACTED]\2"),
-    (re.compile(r"(\b(?:mysql\w*|mariadb\w*)\b[^|;&\n]*?\s-p)(['\"]?)[^\s'\"]{3,}\2"), r"\1\2[REDACTED]\2"),
+    (re.compile(r"(\b(?:mysql\w*|mariadb\w*)\b[^|;&\n]{0,512}?\s-p)(['\"]?)[^\s'\"]{3,}\2"), r"\1\2[REDACTED]\2"),
     (re.compile(r"(\s-p)(?=[^\s'\"]*[0-9A-Z!@#$%^&*+=])[^\s'\"\-:][^\s'\":]{2,}(?=\s|$)"), r"\1[REDACTED]"),
     (re.compile(r"(\s-p\s+)(['\"])(?:(?!\2).)+\2"), r"\1\2[REDACTED]\2"),
     # .netrc: machine HOST login USER password SECRET

@@ -37,7 +37,8 @@ def check(record: RunRecord, spend: SpendTotals | None) -> tuple[list[str], Deci
     """This pass's budget events (the record is changed for them), and the stop when a ceiling is reached."""
     share, what = used(record, spend)
     events: list[str] = []
-    if record.max_usd is not None and spend is not None and spend.cost_usd is None and not record.budget_unpriced:
+    unpriced = spend is not None and spend.cost_usd is None and spend.tokens > 0  # (not: no usage reported yet)
+    if record.max_usd is not None and unpriced and not record.budget_unpriced:
         record.budget_unpriced = True  # said once: a dollar ceiling on an unpriced model cannot be held
         events.append("budget: max_usd not enforced (the model is unpriced)")
     if share is None:

@@ -135,7 +135,7 @@ def resolve(ref: str, cfg: UserConfig) -> Path:
 
 
 def load(path: Path, cfg: UserConfig) -> Ticket:
-    text = read_text(path)
+    text = read_text(path).removeprefix("\ufeff")  # (an editor's byte-order mark)
     lines_all = text.splitlines(keepends=True)
     if not lines_all or lines_all[0].strip() != "---":
         raise UserError(f"{path}:1: a ticket starts with a '---' line and YAML front matter")
