@@ -229,3 +229,20 @@ def test_a_ticket_saved_with_a_byte_order_mark_is_read(tmp_path: Path, repo: Pat
     t.write_text("\ufeff" + t.read_text())
     p = cli("launch", str(t))
     assert p.returncode == 0, p.stderr
+
+
+def test_a_clone_from_a_remote_that_stalls_ends(tmp_path: Path, home: Path) -> None:
+    import socket
+
+    server = socket.socket()  # accepts, then never answers
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    try:
+        t = ticket(tmp_path, Path("REPO"), "exit 0")
+        t.write_text(t.read_text().replace('"REPO"', f'"http://127.0.0.1:{server.getsockname()[1]}/x.git"'))
+        t0 = time.monotonic()
+        p = cli("launch", str(t), env={"ORCHESTRATOR_CLONE_STALL_SECONDS": "2"}, timeout=60)
+        assert p.returncode == 2 and "Operation too slow" in p.stderr, p.stderr
+        assert time.monotonic() - t0 < 30
+    finally:
+        server.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from orchestrator.infra import proc
@@ -17,7 +18,15 @@ def clone(repo: str, dest: Path, *, base: str | None, branch: str) -> None:
     """A fresh clone of `repo` at `base` (default: the remote HEAD), on a new `branch`."""
     import git  # GitPython: heavy to import, and only needed at launch
 
-    env = proc.clean_env({"GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS})
+    # a remote that stalls (accepts, then sends next to nothing) ends the clone, rather than hold the watcher's
+    # pass (which starts queued runs) for ever
+    env = proc.clean_env(
+        {
+            "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+            "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
+            "GIT_HTTP_LOW_SPEED_TIME": str(_stall_s()),
+        }
+    )
     try:
         if base:
             cloned = git.Repo.clone_from(repo, dest, env=env, branch=base)
@@ -31,6 +40,14 @@ def clone(repo: str, dest: Path, *, base: str | None, branch: str) -> None:
         raise UserError(redact(f"git clone {repo} failed: {detail}")) from None  # the URL may hold a password
     except (git.exc.UnsafeProtocolError, git.exc.UnsafeOptionError) as exc:
         raise UserError(redact(f"git clone {repo} refused: {exc}")) from None
+
+
+def _stall_s() -> int:
+    """Seconds a clone over http(s) may move under 1 KB/s before it is given up ($ORCHESTRATOR_CLONE_STALL_SECONDS)."""
+    try:
+        return max(1, int(os.environ.get("ORCHESTRATOR_CLONE_STALL_SECONDS") or 60))
+    except ValueError:
+        return 60
 
 
 def tracked_files(clone_dir: Path) -> list[str]:
