@@ -105,7 +105,11 @@ def test_missing_agent_binary(tmp_path: Path, repo: Path, home: Path) -> None:
 
 
 def test_unreachable_repo_records_a_failed_run(tmp_path: Path, home: Path) -> None:
-    p = cli("launch", str(ticket(tmp_path, tmp_path / "no-such-repo", "do it")))
+    missing = cli("launch", str(ticket(tmp_path, tmp_path / "no-such-repo", "do it")))  # a local path: checked first
+    assert missing.returncode == 2 and "no such folder" in missing.stderr and not (home / "runs").exists()
+    t = ticket(tmp_path, Path("REPO"), "do it")
+    t.write_text(t.read_text().replace('"REPO"', f'"file://{tmp_path}/no-such-repo"'))  # found only by the clone
+    p = cli("launch", str(t))
     assert p.returncode == 2
     assert "git clone" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     runs = list((home / "runs").iterdir())

@@ -29,7 +29,9 @@ def test_logs_json_and_logs_of_a_run_that_never_started(tmp_path: Path, repo: Pa
     wait(lambda: state(home, run_id)["state"] == "succeeded")
     lines = [json.loads(x) for x in cli("logs", run_id, "--json").stdout.splitlines()]
     assert lines == [{**lines[0], "version": 1, "tool": "Edit", "path": "src/app.py", "is_error": False}]
-    p = cli("launch", str(ticket(tmp_path, tmp_path / "missing-repo", "x", name="gone")))
+    gone = ticket(tmp_path, Path("REPO"), "x", name="gone")
+    gone.write_text(gone.read_text().replace('"REPO"', f'"file://{tmp_path}/missing-repo"'))  # fails at the clone
+    p = cli("launch", str(gone))
     assert p.returncode == 2
     failed = next(d.name for d in (home / "runs").iterdir() if d.name.startswith("gone-"))
     p = cli("logs", failed)
