@@ -246,3 +246,9 @@ def test_a_clone_from_a_remote_that_stalls_ends(tmp_path: Path, home: Path) -> N
         assert time.monotonic() - t0 < 30
     finally:
         server.close()
+
+
+def test_a_ceiling_a_generic_agent_cannot_be_held_to_is_refused(tmp_path: Path, repo: Path, home: Path) -> None:
+    t = ticket(tmp_path, repo, "exit 0", max_tokens=1000)  # the fake agent logs in the generic format
+    one_line_error(cli("launch", str(t)), "max_tokens cannot be held", "'generic' format, which reports no token usage")
+    assert _run_folders(home) == []

@@ -263,7 +263,22 @@ def _checked(ref: str, cfg: UserConfig) -> tuple[tickets.Ticket, str | None]:
     ticket = tickets.load(tickets.resolve(ref, cfg), cfg)
     if ticket.speed != 1.0 and ticket.agent != "demo":
         raise UserError(f"{ticket.path}: speed is only for the demo agent (real agents run on the wall clock)")
-    return ticket, check_agent(ticket.agent, agent_command(ticket, cfg))
+    cmd = agent_command(ticket, cfg)
+    profile = cfg.profiles[ticket.agent]
+    ceilings = [
+        name
+        for name, own, profiles in (
+            ("max_usd", ticket.max_usd, profile.max_usd),
+            ("max_tokens", ticket.max_tokens, profile.max_tokens),
+        )
+        if own is not None or profiles is not None
+    ]
+    if ceilings and not (cmd.format.startswith("claude") or cmd.format == "codex-json"):
+        raise UserError(
+            f"{ticket.path}: {' and '.join(ceilings)} cannot be held: agent {ticket.agent!r} logs in the "
+            f"{cmd.format!r} format, which reports no token usage (remove the ceiling, or use an agent whose log does)"
+        )
+    return ticket, check_agent(ticket.agent, cmd)
 
 
 def _queue(ticket: tickets.Ticket, version: str | None, cfg: UserConfig, buckets: BucketsFile) -> RunDir:
