@@ -152,9 +152,6 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
     front_matter = convert(data, _Front, fail, "front matter")
     if (problem := repo_problem(front_matter.repo.strip())) is not None:
         raise fail(("repo",), problem)
-    repo = local_repo(front_matter.repo.strip())
-    if repo is not None and not repo.exists():
-        raise fail(("repo",), f"repo {front_matter.repo.strip()[:60]!r}: no such folder ({repo})")
     agent = cfg.default_agent if front_matter.agent is None else front_matter.agent
     if agent not in cfg.profiles:
         raise fail(("agent",), f"unknown agent {agent!r} (known: {', '.join(sorted(cfg.profiles))})")
@@ -174,6 +171,9 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         except ladder.LadderError as exc:
             raise fail(exc.path, exc.message) from None
     verify = verify_argv(front_matter.verify, fail)
+    repo = local_repo(front_matter.repo.strip())  # checked last: the front matter's own errors come first
+    if repo is not None and not repo.exists():
+        raise fail(("repo",), f"repo {front_matter.repo.strip()[:60]!r}: no such folder ({repo})")
     return Ticket(
         path=path,
         id=front_matter.id,
