@@ -31,20 +31,26 @@ _NOT_REMOTE = ["--all", "--not", "--remotes"]
 def unsaved_work(clone_dir: Path) -> tuple[int, int] | None:
     """(paths git status lists, commits no remote holds) of a clone: the work that exists nowhere else.
     None: git cannot tell (not a repository, a broken one)."""
+    found = _survey(clone_dir)
+    return None if found is None else (len(found[0]), found[1])
+
+
+def _survey(clone_dir: Path) -> tuple[list[str], int] | None:
+    """(the paths git status lists, the number of commits no remote holds), or None: git cannot tell."""
     if not (clone_dir / ".git").exists():
         return None
     try:
         rc, out, _ = _git(clone_dir, "--no-optional-locks", "status", "--porcelain=v1", "-uall", "-z")
         if rc != 0:
             return None
-        changed = len(parse_porcelain(out.decode("utf-8", errors="replace")))
+        dirty = list(parse_porcelain(out.decode("utf-8", errors="replace")))
         rc, out, _ = _git(clone_dir, "rev-parse", "--verify", "-q", "HEAD")
         if rc != 0:  # no commit yet: none to keep
-            return changed, 0
+            return dirty, 0
         rc, out, _ = _git(clone_dir, "rev-list", "--count", *_NOT_REMOTE)
         if rc != 0:
             return None
-        return changed, int(out.strip() or 0)
+        return dirty, int(out.strip() or 0)
     except (OSError, ValueError, proc.CommandError, subprocess.TimeoutExpired):
         return None
 
@@ -53,13 +59,14 @@ def save(clone_dir: Path, dest: Path, *, limit_bytes: int) -> list[Path]:
     """Write the clone's unsaved work into `dest` (WORK_PATCH: `git apply --binary`; COMMITS_BUNDLE: `git
     fetch` from it); the files written. UserError when it cannot be saved whole, or is over `limit_bytes`
     (then nothing is left written)."""
-    found = unsaved_work(clone_dir)
+    found = _survey(clone_dir)
     if found is None:
         raise UserError(f"{clone_dir}: git cannot read it, so its unsaved work cannot be saved")
-    changed, commits = found
+    dirty, commits = found
+    changed = len(dirty)
     if not (changed or commits):
         return []
-    if (size := _changed_bytes(clone_dir)) > limit_bytes:  # before anything is written: gc runs on full disks
+    if (size := _bytes_of(clone_dir, dirty)) > limit_bytes:  # before anything is written: gc runs on full disks
         raise UserError(f"its unsaved work is {size // 2**20} MiB, more than {limit_bytes // 2**20} MiB to save")
     dest.mkdir(exist_ok=True)
     written: list[Path] = []
@@ -106,11 +113,10 @@ def _patch(clone_dir: Path, index: Path, out: Path) -> Path:
     return _to_file(clone_dir, ["diff-index", "--cached", "-p", "--binary", "--no-renames", head], out, env)
 
 
-def _changed_bytes(clone_dir: Path) -> int:
-    """The size of the files git status lists, as they are on disk (what a patch of them would hold, about)."""
-    _, out, _ = _git(clone_dir, "--no-optional-locks", "status", "--porcelain=v1", "-uall", "-z")
+def _bytes_of(clone_dir: Path, paths: list[str]) -> int:
+    """The size of `paths` as they are on disk (what a patch of them would hold, about)."""
     total = 0
-    for path in parse_porcelain(out.decode("utf-8", errors="replace")):
+    for path in paths:
         try:
             total += os.lstat(clone_dir / path).st_size
         except OSError:
