@@ -38,7 +38,15 @@ class RunView:
         r = self.record
         spiral = r.spiral
         spend = self.spend or r.spend or r.spend_live  # `serve` reads records only: a live run's running total
-        page = r.notices.get("spiral")
+        notices = {  # every notice of the run (the page, the endings...) and how its delivery stands
+            key: {
+                "delivered": n.delivered,
+                "attempts": n.attempts,
+                "gave_up": n.gave_up,
+                "last_error": None if n.last_error is None else redact_cut(n.last_error),
+            }
+            for key, n in r.notices.items()
+        }
         return {
             "id": self.run_id,
             "ticket": r.ticket_id,
@@ -54,16 +62,8 @@ class RunView:
             "evidence": [redact_cut(e) for e in spiral.evidence],  # again: a record an older version wrote
             "tripped_at_min": spiral.tripped_at_min,
             "notified": spiral.notified,
-            "page_error": None if page is None or page.last_error is None else redact_cut(page.last_error),
-            "notices": {  # every notice of the run (the page, the endings...) and how its delivery stands
-                key: {
-                    "delivered": n.delivered,
-                    "attempts": n.attempts,
-                    "gave_up": n.gave_up,
-                    "last_error": None if n.last_error is None else redact_cut(n.last_error),
-                }
-                for key, n in r.notices.items()
-            },
+            "page_error": notices["spiral"]["last_error"] if "spiral" in notices else None,
+            "notices": notices,
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
