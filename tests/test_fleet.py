@@ -51,6 +51,21 @@ def test_choose_keeps_each_repo_under_its_own_cap_and_staggers_starts() -> None:
     assert choose(s, cfg, now=111) == ["q1"]  # one start per stagger period
 
 
+def test_the_per_repo_cap_sees_one_repo_through_its_spellings() -> None:
+    cfg = UserConfig(path=Path("c"), max_parallel=9, max_parallel_per_repo=1)
+    for running, queued in [
+        ("/src/app", "file:///src/app"),
+        ("/src/app/", "/src/./app"),
+        ("https://GitHub.com/o/app.git", "git@github.com:o/app"),
+        ("ssh://git@github.com:22/o/app", "https://github.com/o/app/"),
+    ]:
+        s = seats(("a", "running", running, 0, 1), ("q", "queued", queued, 10, None))
+        assert choose(s, cfg, now=100) == [], (running, queued)
+    for running, queued in [("/src/app", "/src/app.git"), ("https://h/o/app", "https://h/o/app2"), ("/a/r", "/b/r")]:
+        s = seats(("a", "running", running, 0, 1), ("q", "queued", queued, 10, None))
+        assert choose(s, cfg, now=100) == ["q"], (running, queued)
+
+
 def _config(home: Path, **keys: Any) -> None:
     cfg = json.loads((home / "config.yaml").read_text())
     cfg.update(keys)
@@ -59,7 +74,7 @@ def _config(home: Path, **keys: Any) -> None:
 
 def test_tickets_past_the_cap_wait_in_the_queue_and_start_as_slots_free(tmp_path: Path, repo: Path, home: Path) -> None:
     _config(home, max_parallel=2)
-    paths = [str(ticket(tmp_path, repo, "sleep 1.2", name=f"q{i}")) for i in range(5)]
+    paths = [str(ticket(tmp_path, repo, "sleep 4", name=f"q{i}")) for i in range(5)]  # outlasts a loaded launch+status
     p = cli("launch", *paths, "--json")
     assert p.returncode == 0, p.stderr
     runs = json.loads(p.stdout)["runs"]

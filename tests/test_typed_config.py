@@ -141,6 +141,19 @@ def write_ticket(tmp_path: Path, front: str, body: str = "do it") -> Path:
         ("id: t1\nrepo: r\nbucket: small\nspeed: 5000\n", ":5: speed must be a number in (0, 1000], got 5000"),
         ("id: t1\nrepo: r\nbucket: small\nagent: nobody\n", ":5: unknown agent 'nobody'"),
         ("- a list\n", ":2: front matter must be a mapping, got ['a list']"),
+        # YAML 1.1 reads 2e6 as text and 2000000.0 as a float: the error says how to write the count
+        (
+            "id: t1\nrepo: r\nbucket: small\nmax_tokens: 2e6\n",
+            ":5: max_tokens must be a positive whole number of tokens, got '2e6' (write it as 2000000)",
+        ),
+        (
+            "id: t1\nrepo: r\nbucket: small\nmax_tokens: 2000000.0\n",
+            ":5: max_tokens must be a positive whole number of tokens, got 2000000.0 (write it as 2000000)",
+        ),
+        (
+            "id: t1\nrepo: r\nbucket: small\nmax_tokens: 2.5\n",
+            ":5: max_tokens must be a positive whole number of tokens, got 2.5",
+        ),
     ],
 )
 def test_bad_front_matter_counts_lines_from_the_file_start(tmp_path: Path, front: str, message: str) -> None:

@@ -90,7 +90,21 @@ def _explain(exc: msgspec.ValidationError, data: Any, root: Any, fail: Complaint
     if description is None:
         expected = _EXPECTED.fullmatch(msg)
         description = f"must be {_NOUNS.get(expected[1], expected[1])}" if expected else f"is not valid ({msg})"
-    return fail(path, f"{name(path[:depth])} {description}, got {_shown(_value_at(data, path[:depth]))}")
+    value = _value_at(data, path[:depth])
+    return fail(path, f"{name(path[:depth])} {description}, got {_shown(value)}{_whole_hint(value, root, path)}")
+
+
+def _whole_hint(value: Any, root: Any, path: tuple[Any, ...]) -> str:
+    """How to write a whole number that YAML read as a float or as text ("2e6" is text to YAML 1.1)."""
+    if _unwrap(_type_at(root, path))[0] is not int or isinstance(value, bool):
+        return ""
+    try:
+        number = float(value) if isinstance(value, str | float) else None
+    except ValueError:
+        return ""
+    if number is None or not number.is_integer() or not 0 < abs(number) < 1e18:
+        return ""
+    return f" (write it as {int(number)})"
 
 
 def _resolve(text: str, data: Any, root: Any) -> tuple[Any, ...]:

@@ -12,8 +12,10 @@ queue (monitor.py, liveness), so a ticket runs exactly once.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +118,7 @@ def choose(seats: list[Seat], cfg: UserConfig, now: float) -> list[str]:
         if cfg.max_parallel is not None and len(active) >= cfg.max_parallel:
             break
         if cfg.max_parallel_per_repo is not None:
-            same = sum(1 for a in active if a.repo == s.repo)
+            same = sum(1 for a in active if same_repo(a.repo, s.repo))
             if same >= cfg.max_parallel_per_repo:
                 continue  # this repo is full; a run on another repo may still start
         chosen.append(s.run_id)
@@ -124,6 +126,37 @@ def choose(seats: list[Seat], cfg: UserConfig, now: float) -> list[str]:
         if cfg.stagger_s > 0:
             break
     return chosen
+
+
+_URL = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*)://(?:[^@/]*@)?(?P<host>[^/]*)(?P<path>.*)$", re.I)
+_SCP = re.compile(r"^(?:[^@/:]*@)?(?P<host>[^/:]+):(?P<path>.*)$")
+
+
+def repo_key(repo: str) -> str:
+    """One spelling per repository for `max_parallel_per_repo` (pure): `file:///r`, `/r/` and `/r` are one
+    repo; so are `https://host/a/b.git`, `ssh://git@host/a/b` and `git@host:a/b`. A local path keeps a
+    trailing `.git` (a bare `r.git` beside a `r` work tree is another repo); a server's does not."""
+    if m := _URL.match(repo):
+        if m["scheme"].lower() == "file":
+            return _local_key(urllib.parse.unquote(m["path"]))
+        host = m["host"].lower().rsplit(":", 1)[0] if m["scheme"].lower() in ("ssh", "git+ssh") else m["host"].lower()
+        return f"{host}/{_server_path(m['path'])}"
+    if m := _SCP.match(repo):
+        return f"{m['host'].lower()}/{_server_path(m['path'])}"
+    return _local_key(repo)
+
+
+def _local_key(path: str) -> str:
+    return os.path.normpath(path) if path else path
+
+
+def _server_path(path: str) -> str:
+    path = path.strip("/")
+    return path.removesuffix(".git").rstrip("/")
+
+
+def same_repo(a: str | None, b: str | None) -> bool:
+    return a == b if a is None or b is None else repo_key(a) == repo_key(b)
 
 
 def positions(seats: list[Seat]) -> dict[str, int]:
