@@ -110,12 +110,16 @@ def test_unreachable_repo_records_a_failed_run(tmp_path: Path, home: Path) -> No
     t = ticket(tmp_path, Path("REPO"), "do it")
     t.write_text(t.read_text().replace('"REPO"', f'"file://{tmp_path}/no-such-repo"'))  # found only by the clone
     p = cli("launch", str(t))
-    assert p.returncode == 2
+    assert p.returncode == 1  # a run was made and failed: a failed check, as with several tickets
     assert "git clone" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     runs = list((home / "runs").iterdir())
-    assert len(runs) == 1
+    assert len(runs) == 1 and p.stdout.strip() == runs[0].name  # the id, to look the run up by
     s = json.loads((runs[0] / "state.json").read_text())
     assert s["state"] == "failed" and "git clone" in s["reason"] and s["ended_at"]
+    as_json = cli("launch", str(t), "--json")
+    assert as_json.returncode == 1
+    row = json.loads(as_json.stdout)
+    assert row["state"] == "failed" and "git clone" in row["reason"] and row["run_id"] in row["run_dir"]
 
 
 def test_bad_config_is_refused(tmp_path: Path, repo: Path, home: Path) -> None:

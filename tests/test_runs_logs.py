@@ -32,7 +32,7 @@ def test_logs_json_and_logs_of_a_run_that_never_started(tmp_path: Path, repo: Pa
     gone = ticket(tmp_path, Path("REPO"), "x", name="gone")
     gone.write_text(gone.read_text().replace('"REPO"', f'"file://{tmp_path}/missing-repo"'))  # fails at the clone
     p = cli("launch", str(gone))
-    assert p.returncode == 2
+    assert p.returncode == 1
     failed = next(d.name for d in (home / "runs").iterdir() if d.name.startswith("gone-"))
     p = cli("logs", failed)
     assert p.returncode == 0 and p.stdout == ""

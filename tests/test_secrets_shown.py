@@ -24,7 +24,7 @@ def test_a_clone_url_with_a_password_is_redacted_in_the_reason(tmp_path: Path, h
     case = CORPUS / "healthy-001-steady-feature"
     t.write_text(f"---\nid: tok\nrepo: {url}\nbucket: small\nagent: demo\ndemo_case: {case}\n---\nbody\n")
     p = cli("launch", str(t))
-    assert p.returncode == 2 and "git clone https://user:[REDACTED]@127.0.0.1:1/x.git failed" in p.stderr
+    assert p.returncode == 1 and "git clone https://user:[REDACTED]@127.0.0.1:1/x.git failed" in p.stderr
     shown = [p.stdout + p.stderr]
     for args in (("status", "--json"), ("status", "--wide"), ("history", "--json")):
         q = cli(*args)

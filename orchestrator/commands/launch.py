@@ -43,10 +43,14 @@ def launch_command(
     every 30 s. With max_parallel in config.yaml, runs past the cap wait in
     state `queued` and the watcher starts them as slots free (`status` shows
     their place; `kill ID` cancels one). Follow runs with `status`, `logs ID -f`.
+
+    Exit 0: every run started or is queued. Exit 1: a run was made but failed or
+    was stopped before its agent started (its id is printed and its record
+    kept). Exit 2: a ticket or the config was refused and nothing was launched.
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
-    from orchestrator.runs.launch import launch, launch_many
+    from orchestrator.runs.launch import launch_many
 
     cfg = load()
     refs = list(tickets or [])
@@ -54,21 +58,16 @@ def launch_command(
         refs += _all_tickets(cfg.tickets_dir)
     if not refs:
         raise UserError("launch needs a ticket (a file or an id), or --all")
-    if len(refs) == 1:
-        res = launch(refs[0], cfg, BucketsFile())
-        if as_json:
-            sys.stdout.write(jsonout.document(_row(res)))
-        else:
-            typer.echo(res.run_id)
-            _say(res)
-        raise typer.Exit(0 if res.agent_started or res.state in ("launching", "queued") else 1)
     many = launch_many(refs, cfg, BucketsFile())
-    if as_json:
-        sys.stdout.write(jsonout.document({"runs": [_row(r) for r in many]}))
+    if as_json:  # one ticket: its row alone; several: {"runs": [...]}
+        sys.stdout.write(jsonout.document(_row(many[0]) if len(many) == 1 else {"runs": [_row(r) for r in many]}))
     else:
         for res in many:
             typer.echo(res.run_id)
-            _say(res)
+    for res in many:
+        _say(res)
+    # a run that was queued and then failed or was stopped before its agent started is a failed check
+    # (exit 1, its record kept), not bad input: what `launch` refuses outright (a bad ticket) exits 2
     raise typer.Exit(1 if any(r.problem for r in many) else 0)
 
 
