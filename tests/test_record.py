@@ -95,3 +95,30 @@ def test_an_ending_is_recorded_once(tmp_path: Path) -> None:
     assert state_file.end(rec, "failed", "agent exited 3", exit_code=3)
     assert not state_file.end(rec, "killed", "late")
     assert (rec.state, rec.reason, rec.exit_code) == ("failed", "agent exited 3", 3)
+
+
+def test_what_orjson_refuses_is_still_read_as_the_json_module_reads_it(tmp_path: Path) -> None:
+    rd = write(tmp_path / "r", {**V1, "time_scale": 1.0})
+    text = rd.state_json.read_text()
+    rd.state_json.write_text(text.replace('"ticket_id": "t1"', '"ticket_id": "t1", "pasted": "\\ud800", "n": NaN'))
+    assert state_file.read(rd).ticket_id == "t1"  # unknown keys are dropped either way
+    for bad in ("", "{", "\xff"):
+        rd.state_json.write_text(bad, encoding="latin-1")
+        with pytest.raises(UserError, match="state file is not valid JSON"):
+            state_file.read(rd)
+
+
+def test_a_shared_read_is_read_again_only_when_the_record_was_written(tmp_path: Path) -> None:
+    rd = write(tmp_path / "zz-run", {"state": "running", "bucket": "small"})
+    first = state_file.read_shared(rd)
+    assert state_file.read_shared(rd) is first  # unchanged: the same record, not read again
+    state_file.update(rd, lambda r: setattr(r, "reason", "moved on"))
+    again = state_file.read_shared(rd)
+    assert again is not first and again.reason == "moved on"
+    assert state_file.read(rd) is not state_file.read(rd)  # `read` gives each caller its own
+    rd.state_json.write_text("{")
+    with pytest.raises(UserError, match="not valid JSON"):
+        state_file.read_shared(rd)
+    rd.state_json.unlink()
+    with pytest.raises(UserError, match="no state.json"):
+        state_file.read_shared(rd)

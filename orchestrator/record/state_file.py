@@ -9,10 +9,13 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+
+import orjson
 
 from orchestrator.infra.atomic import write_text_atomic
 from orchestrator.infra.errors import UserError
@@ -21,7 +24,19 @@ from orchestrator.infra.redaction import redact
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ACTIVE, ENDED, VERSION, RecordError, RunRecord, from_builtins, to_builtins
 
-__all__ = ["ACTIVE", "ENDED", "StateError", "end", "locked", "read", "reserve", "update", "utcnow", "write"]
+__all__ = [
+    "ACTIVE",
+    "ENDED",
+    "StateError",
+    "end",
+    "locked",
+    "read",
+    "read_shared",
+    "reserve",
+    "update",
+    "utcnow",
+    "write",
+]
 
 # space set aside in each run folder, given up to record the run's ending once the disk is full
 RESERVE = ".disk-reserve"
@@ -59,17 +74,64 @@ def locked(run: RunDir | Path) -> Iterator[None]:
 def read(run: RunDir | Path) -> RunRecord:
     rd = RunDir.of(run)
     try:
-        raw = json.loads(rd.state_json.read_text(encoding="utf-8"))
+        data = rd.state_json.read_bytes()
     except FileNotFoundError:
         raise UserError(f"{rd.run_id}: no state.json in {rd.path}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError(f"{rd.state_json}: state file is not valid JSON") from None
     except OSError as exc:
         raise StateError(rd.state_json, "read the run's state", exc) from None
+    return _record(rd, data)
+
+
+def _record(rd: RunDir, data: bytes) -> RunRecord:
+    try:
+        raw = orjson.loads(data)
+    except orjson.JSONDecodeError:  # what orjson refuses and json reads (NaN, a lone surrogate, a huge int)
+        try:
+            raw = json.loads(data.decode("utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise UserError(f"{rd.state_json}: state file is not valid JSON") from None
     try:
         return from_builtins(raw, rd.run_id)
     except RecordError as exc:
         raise UserError(f"{rd.state_json}: {exc}") from None
+
+
+# state.json path -> (its identity when read, the record): for read-only callers, see read_shared
+_SHARED: dict[str, tuple[tuple[int, int, int, int], RunRecord]] = {}
+_SHARED_CAP = 50_000
+
+
+def read_shared(run: RunDir | Path) -> RunRecord:
+    """The record as `read` gives it, read again only when state.json changed: writes are atomic
+    renames, so a new record is a new inode (and a new mtime). The record is shared between calls:
+    a caller must not change it (`read` gives a private copy to change and write back)."""
+    rd = RunDir.of(run)
+    path = str(rd.state_json)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise UserError(f"{rd.run_id}: no state.json in {rd.path}") from None
+    except OSError as exc:
+        raise StateError(rd.state_json, "read the run's state", exc) from None
+    try:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        known = _SHARED.get(path)
+        if known is not None and known[0] == key:
+            return known[1]
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{rd.state_json}: state file is not a file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise StateError(rd.state_json, "read the run's state", exc) from None
+    finally:
+        os.close(fd)
+    record = _record(rd, data)
+    if len(_SHARED) >= _SHARED_CAP:
+        _SHARED.clear()
+    _SHARED[path] = (key, record)
+    return record
 
 
 def write(run: RunDir | Path, record: RunRecord) -> None:

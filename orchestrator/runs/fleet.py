@@ -52,12 +52,10 @@ def _seats() -> list[tuple[RunDir, Seat]]:
     if not root.is_dir():
         return []
     out = []
-    for path in sorted(root.iterdir()):
-        rd = RunDir(path)
-        if not rd.is_run():
-            continue
+    for name in sorted(e.name for e in os.scandir(root)):
+        rd = RunDir(root / name)
         try:
-            r = state_file.read(rd)
+            r = state_file.read_shared(rd)  # only read: a long-lived reader (serve) reads what changed
         except Exception:
             continue  # an unreadable record holds no seat; status shows it
         queued = parse_ts(r.queued_at) or parse_ts(r.created_at) or 0.0

@@ -43,7 +43,7 @@ def rows(now: float | None = None) -> list[dict[str, Any]]:
 def view_of(run_dir: Path, now: float, buckets: list[BucketsFile] | None = None) -> RunView:
     rd = RunDir.of(run_dir)
     try:
-        record = state_file.read(rd)
+        record = state_file.read_shared(rd)  # read again only when it changed; never changed here
     except UserError as exc:
         return RunView(rd.path, RunRecord(run_id=rd.run_id, state="unreadable"), error=str(exc))
     view = RunView(rd.path, record)
