@@ -24,9 +24,19 @@ def parse_envelope(line: bytes | str) -> tuple[float, Any] | None:
     return ts, obj["data"]
 
 
-def make_envelope(ts_iso: str, data: Any) -> bytes:
-    """The line the orchestrator writes for one native output line (with newline)."""
-    return orjson.dumps({"ts": ts_iso, "data": data}) + b"\n"
+def make_envelope(ts_iso: str, data: Any, raw: bytes | None = None) -> bytes:
+    """The line the orchestrator writes for one native output line (with newline).
+
+    orjson reads JSON nested up to 1024 deep but writes only about 254 deep: a payload it cannot write
+    is kept as the text of `raw`, the line it was read from, when given (a capture loses nothing); else
+    TypeError."""
+    try:
+        return orjson.dumps({"ts": ts_iso, "data": data}) + b"\n"
+    except TypeError:
+        if raw is None:
+            raise
+        text = raw.rstrip(b"\r\n").decode("utf-8", errors="replace")
+        return orjson.dumps({"ts": ts_iso, "data": text}) + b"\n"
 
 
 class LineCounter:

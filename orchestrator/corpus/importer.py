@@ -6,6 +6,7 @@ import gzip
 import heapq
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import orjson
 
 from orchestrator.corpus.case import SCOPE_GLOB
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.redaction import redact
 from orchestrator.record.case_file import with_scope, write_case
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS, make_adapter
@@ -24,14 +26,29 @@ from spiral.timestamps import format_ts, parse_ts
 _DEFAULT_START = "2026-01-01T00:00:00Z"
 
 
-def _lines(path: Path) -> Iterator[bytes]:
+class _Torn:
+    """How many logs ended torn (a .gz cut short): what was read before the cut is kept."""
+
+    def __init__(self) -> None:
+        self.ends = 0
+
+
+def _lines(path: Path, torn: _Torn | None = None) -> Iterator[bytes]:
+    """The log's lines, a leading byte-order mark dropped; a .gz cut short after some lines ends there."""
     opener = gzip.open if path.suffix == ".gz" else open
+    first = True
     try:
         with opener(path, "rb") as fh:
-            yield from fh
+            for line in fh:
+                yield line.removeprefix(b"\xef\xbb\xbf") if first else line
+                first = False
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
-    except (OSError, EOFError) as exc:
+    except EOFError as exc:  # "Compressed file ended before the end-of-stream marker was reached"
+        if first or torn is None:
+            raise UserError(f"{path}: cannot read: {exc}") from None
+        torn.ends += 1
+    except (OSError, zlib.error) as exc:  # zlib.error: a .gz whose bytes were damaged
         raise UserError(f"{path}: cannot read: {exc}") from None
 
 
@@ -61,7 +78,8 @@ def read_records(file: Path) -> tuple[list[Any], int, int]:
     """(parsed JSON lines, non-blank lines, unparseable lines) of a native log, .gz or not."""
     records: list[Any] = []
     skipped = lines = 0
-    for raw in _lines(file):
+    torn = _Torn()
+    for raw in _lines(file, torn):
         if not raw.strip():
             continue
         lines += 1
@@ -69,7 +87,7 @@ def read_records(file: Path) -> tuple[list[Any], int, int]:
             records.append(orjson.loads(raw))
         except orjson.JSONDecodeError:
             skipped += 1
-    return records, lines, skipped
+    return records, lines, skipped + torn.ends
 
 
 def timestamp_records(records: list[Any], spacing: float) -> tuple[list[tuple[float, Any]], str | None]:
@@ -124,6 +142,38 @@ def _merge_subagents(
     return [(ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3])], lines, skipped
 
 
+def _envelopes(timed: list[tuple[float, Any]]) -> tuple[list[bytes], int, int]:
+    """The case's events.jsonl lines, secrets redacted (a case is made to be shared); also the records
+    nested too deep to write again (skipped) and how many strings had a secret in them."""
+    out: list[bytes] = []
+    too_deep = 0
+    counter = [0]
+    for ts, obj in timed:
+        try:
+            out.append(make_envelope(format_ts(ts), _redacted(obj, counter)))
+        except (TypeError, RecursionError):
+            too_deep += 1
+    return out, too_deep, counter[0]
+
+
+# identifiers the adapters pair calls with results by (tool_use_id, call_id, toolUseID...) and opaque
+# blobs: a pattern that took one for a key would merge calls or damage nothing worth hiding
+_ID_KEY = re.compile(r"(?:^|_)(?:id|uuid)$|(?:Id|ID|Uuid)$|^(?:signature|encrypted_content)$", re.I)
+
+
+def _redacted(obj: Any, counter: list[int]) -> Any:
+    if isinstance(obj, str):
+        clean = redact(obj)
+        if clean != obj:
+            counter[0] += 1
+        return clean
+    if isinstance(obj, dict):
+        return {k: v if isinstance(k, str) and _ID_KEY.search(k) else _redacted(v, counter) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_redacted(v, counter) for v in obj]
+    return obj
+
+
 def import_log(
     file: Path,
     *,
@@ -147,6 +197,8 @@ def import_log(
         raise UserError(f"--spacing must be a number of seconds from 0 to 86400, got {spacing}")
     cid = case_id or re.sub(r"[^a-z0-9-]+", "-", out.name.lower()).strip("-")
     if not re.match(r"^[a-z0-9][a-z0-9-]*$", cid or ""):
+        if case_id is not None:
+            raise UserError(f"--id must match [a-z0-9][a-z0-9-]*, got {case_id!r}")
         raise UserError(f"cannot make a case id from {out.name!r}; pass --id")
     if out.exists():
         raise UserError(f"{out}: already exists; choose a new folder")
@@ -160,7 +212,7 @@ def import_log(
     subagents = subagent_files(file) if fmt == "claude-transcript" else []
     timed, sub_lines, sub_skipped = _merge_subagents(timed, subagents, spacing)
     first, prev = timed[0][0], timed[-1][0]
-    envelopes = [make_envelope(format_ts(ts), obj) for ts, obj in timed]
+    envelopes, too_deep, redacted = _envelopes(timed)
     adapter = make_adapter(fmt, workdir)
     calls = 0
     for env in envelopes:
@@ -191,7 +243,8 @@ def import_log(
     return {
         "lines": lines + sub_lines,
         "tool_calls": calls,
-        "skipped": skipped + sub_skipped + adapter.skipped,
+        "skipped": skipped + sub_skipped + adapter.skipped + too_deep,
+        "redacted": redacted,
         "minutes": (prev - first) / 60,
         "subagent_files": len(subagents),
         "subagent_lines": sub_lines,

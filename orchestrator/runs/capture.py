@@ -69,7 +69,7 @@ def capture(child: subprocess.Popen[bytes], events: Path, clock: RunClock, troub
                 now = time.time()
                 data = _payload(line)
                 outcome.feed(clock.at(now), data)
-                out.write(make_envelope(clock.iso(now), data))
+                out.write(make_envelope(clock.iso(now), data, line))
                 out.flush()
     except OSError as exc:
         trouble.hit(events.name, exc)

@@ -166,6 +166,7 @@ def import_summary(out: Path, summary: dict[str, Any]) -> str:
     return (
         f"wrote {out}: {summary['lines']} lines, {summary['tool_calls']} tool calls, "
         f"{summary['skipped']} skipped, {summary['minutes']:.1f} min"
+        + (f"; secrets redacted in {summary['redacted']} strings" if summary.get("redacted") else "")
     )
 
 
