@@ -35,7 +35,7 @@ from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
 from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
-from spiral.shellcmd import unwrap
+from spiral.shellcmd import ANALYSED_CHARS, unwrap
 from spiral.window import SlidingCounter
 
 # what a run of a script/test (or a Read of a file) was, next to the previous one of the same target
@@ -67,7 +67,7 @@ class Meaning(NamedTuple):
 
 def is_request(tool: str, command: str | None) -> bool:
     """A shell command that is not a file viewer or search: an HTTP status in its output is an error."""
-    return tool == model.BASH and not _VIEWER.match(unwrap(command or ""))
+    return tool == model.BASH and not _VIEWER.match(unwrap((command or "")[:ANALYSED_CHARS]))
 
 
 # Run(...) without the Python-level __new__ of a NamedTuple (two per call on the replay hot path)

@@ -107,8 +107,18 @@ def unwrap(command: str) -> str:
     return command
 
 
-@lru_cache(maxsize=16384)
+# what of a command is read for its facts: a 50 MB command (a pasted file in a heredoc) split into
+# words costs ~18 bytes a character; the script, file, suite and sleeps a loop repeats come first
+ANALYSED_CHARS = 65536
+
+
 def analyse(command: str) -> ShellFacts:
+    """The facts of `command` (its first ANALYSED_CHARS characters)."""
+    return _analyse(command if len(command) <= ANALYSED_CHARS else command[:ANALYSED_CHARS])
+
+
+@lru_cache(maxsize=16384)
+def _analyse(command: str) -> ShellFacts:
     inner = _drop_heredoc_bodies(unwrap(command))
     script = file = suite = None
     sleep_s: float | None = None

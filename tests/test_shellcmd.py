@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spiral.shellcmd import analyse
+from spiral.call_windows import is_request
+from spiral.shellcmd import ANALYSED_CHARS, analyse
 from tests.helpers import TASK_FILE
 
 
@@ -64,3 +65,14 @@ def test_analyse_newline_separates_commands() -> None:
 def test_analyse_heredoc_body_is_not_a_script() -> None:
     assert analyse("python3 - <<'EOF'\nimport sys\nprint(sys.argv)\nEOF").script is None
     assert analyse("cat > tmp_x.py <<'EOF'\nimport os\nEOF\npython tmp_x.py").script == "tmp_x.py"
+
+
+def test_a_huge_command_is_read_for_its_facts_from_its_start_only() -> None:
+    # a 12 MB command split into words cost ~18 bytes a character (1.8 GB for 50 MB); the facts a loop
+    # repeats come first, and the rest is not split
+    head = "cd sub && sleep 5 && python tmp_probe.py; "
+    huge = head + "echo " + "ab cd " * 2_000_000
+    facts = analyse(huge)
+    assert facts == analyse(huge[:ANALYSED_CHARS])
+    assert facts.script == "sub/tmp_probe.py" and facts.sleep_s == 5
+    assert is_request("Bash", "bash -lc 'curl -s localhost:8080/health; " + "x " * 2_000_000 + "'")
