@@ -38,6 +38,7 @@ from typing import Any
 
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lines import whole_lines
+from orchestrator.infra.printable import printable
 from orchestrator.infra.redaction import redact
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
@@ -73,7 +74,8 @@ def describe(call: ToolCall, started: float, what: str, output: str | None, wait
     what = " ".join(what.split())
     if len(what) > 160:
         what = what[:157] + "..."
-    return f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{mark(call, output, waiting)}"
+    line = f"{format_ts(call.ts)[11:19]}  +{minute:6.1f}m  {call.tool:<11} {what}{mark(call, output, waiting)}"
+    return printable(line)  # a command or an output may hold terminal escapes: shown, never run
 
 
 def as_row(call: ToolCall, started: float, waiting: bool = False) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.infra.printable import printable
 from orchestrator.tables.status import SIGNAL_CODES, StatusTable, status_table
 
 __all__ = ["SIGNAL_CODES", "StatusTable", "status_table"]  # status's table lives in tables/status.py
@@ -39,7 +40,7 @@ def replay_table(results: list[dict[str, Any]], console: Console) -> None:
 def replay_detail(r: dict[str, Any], console: Console) -> None:
     replay_table([r], console)
     for line in r["evidence"]:
-        console.print(f"  - {line}", markup=False, highlight=False)
+        console.print(f"  - {printable(line)}", markup=False, highlight=False)
     if r["skipped_lines"]:
         console.print(f"  ({r['skipped_lines']} unreadable log lines skipped)")
 
@@ -47,7 +48,7 @@ def replay_detail(r: dict[str, Any], console: Console) -> None:
 def eval_summary(summary: dict[str, Any], console: Console) -> None:
     replay_table(summary["cases"], console)
     for b in summary.get("broken", []):
-        console.print(f"[red]BROKEN[/] {escape(b['case'])}: {escape(b['error'])}")
+        console.print(f"[red]BROKEN[/] {escape(printable(b['case']))}: {escape(printable(b['error']))}")
     console.print(
         f"{summary['passed']} passed, {summary['failed']} failed"
         + (f" ({len(summary['broken'])} could not be replayed)" if summary.get("broken") else "")
@@ -59,8 +60,8 @@ def eval_summary(summary: dict[str, Any], console: Console) -> None:
 
 def _plain(*cells: str) -> list[Text]:
     """Cells shown as they are: a ticket id, a reason or a query's value is data, never rich markup
-    (`[/]` in one stopped `history` with a traceback)."""
-    return [Text(c) for c in cells]
+    (`[/]` in one stopped `history` with a traceback), and never a terminal escape."""
+    return [Text(printable(c)) for c in cells]
 
 
 def no_runs_yet() -> str:

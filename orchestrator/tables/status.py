@@ -11,6 +11,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from orchestrator.infra.printable import printable
 from spiral.timestamps import parse_ts
 
 
@@ -202,15 +203,15 @@ def _note(r: dict[str, Any]) -> Text:
     its ceiling, why it ended, the latest guidance, an unchecked success."""
     parts: list[Text] = []
     if r.get("error"):
-        parts.append(Text(str(r["error"]), style="red"))
+        parts.append(Text(printable(str(r["error"])), style="red"))
     if r.get("provider"):
-        parts.append(Text(f"provider: {r['provider']['text']}", style="yellow"))
+        parts.append(Text(printable(f"provider: {r['provider']['text']}"), style="yellow"))
     if r.get("held"):
         parts.append(Text("held: daily ceiling", style="yellow"))
     if _near_ceiling(r):
         parts.append(Text(_spend(r)))
     if r.get("reason") and r["state"] not in ("succeeded", "over_budget") and not r.get("error"):
-        parts.append(Text(str(r["reason"])))
+        parts.append(Text(printable(str(r["reason"]))))
     if r.get("guidance"):
         parts.append(Text.from_markup(_guidance(r)))
     if r["state"] == "succeeded" and "verified" in r and r["verified"] is None:
@@ -342,7 +343,7 @@ def _wide_cells(r: dict[str, Any]) -> list[Text]:
         _page(r),
         Text.from_markup(_guidance(r)),
         Text(_spend(r)),
-        Text(str(r.get("error") or r.get("reason") or "-")),
+        Text(printable(str(r.get("error") or r.get("reason") or "-"))),
         Text(_ago(r.get("last_activity_real_s"))),
         Text(str(r.get("executes_on") or "-")),  # where it executes: local:<host>, ray:<node>
     ]
