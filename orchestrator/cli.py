@@ -351,14 +351,15 @@ def calibrate(
 
     buckets = BucketsFile()
     result = cal.calibrate(buckets, load().prices, min_runs)
-    if as_json:
-        _print_json(result.to_dict())
+    if write:
+        cal.apply(result, buckets.path)
+    if as_json:  # one JSON document: what was written is a key of it, not a line after it
+        _print_json({**result.to_dict(), "written": str(buckets.path) if write else None})
     else:
         for text in calibration_lines(result):
             typer.echo(text)
-    if write:
-        cal.apply(result, buckets.path)
-        typer.echo(f"wrote {buckets.path}")
+        if write:
+            typer.echo(f"wrote {buckets.path}")
 
 
 def main() -> None:

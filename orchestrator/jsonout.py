@@ -8,6 +8,7 @@ change that removes or renames one bumps JSON_VERSION. A JSON Lines stream
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +32,8 @@ def line(obj: Mapping[str, Any]) -> str:
 
 def plain(v: Any) -> Any:
     """A database value as JSON can hold it: containers kept, anything else exotic as its text."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)  # "nan", "inf", "-inf": JSON has no such numbers (json.dumps would write NaN)
     if isinstance(v, (str, int, float, bool)) or v is None:
         return v
     if isinstance(v, (list, tuple)):
@@ -41,5 +44,13 @@ def plain(v: Any) -> Any:
 
 
 def records(columns: list[str], rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    """An SQL result as `{columns, rows}`, each row an object keyed by column."""
-    return {"columns": columns, "rows": [dict(zip(columns, [plain(v) for v in r], strict=True)) for r in rows]}
+    """An SQL result as `{columns, rows}`, each row an object keyed by column. Two columns of one
+    name (`SELECT r.run_id, e.run_id`) are told apart as `run_id` and `run_id_2`, as `columns` says."""
+    unique: list[str] = []
+    for name in columns:
+        key, n = name, 1
+        while key in unique:
+            n += 1
+            key = f"{name}_{n}"
+        unique.append(key)
+    return {"columns": unique, "rows": [dict(zip(unique, [plain(v) for v in r], strict=True)) for r in rows]}

@@ -33,3 +33,10 @@ def test_plain_and_records() -> None:
         "columns": ["a", "b"],
         "rows": [{"a": 1, "b": "x"}, {"a": 2, "b": None}],
     }
+
+
+def test_records_keep_every_column_and_hold_only_json_numbers() -> None:
+    out = records(["run_id", "run_id", "n"], [("a", "b", float("nan")), ("c", "d", float("-inf"))])
+    assert out["columns"] == ["run_id", "run_id_2", "n"]
+    assert out["rows"][0] == {"run_id": "a", "run_id_2": "b", "n": "nan"} and out["rows"][1]["n"] == "-inf"
+    assert json.loads(document(out), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c))) is not None

@@ -73,6 +73,21 @@ def test_sql_over_ledger_and_raw_events() -> None:
     assert p.returncode == 0 and "succeeded" in p.stdout
     bad = cli("history", "--sql", "SELEKT nonsense")
     assert bad.returncode == 2 and "SQL error" in bad.stderr and len(bad.stderr.splitlines()) == 1
+    for extra, said in ((["--state", "failed"], "--state"), (["--limit", "3"], "--limit")):
+        p = cli("history", "--sql", "SELECT 1", *extra)  # a filter the SQL would silently not apply
+        assert p.returncode == 2 and f"--sql does not go with {said}" in p.stderr
+    p = cli("history", "--state", "bogus")
+    assert p.returncode == 2 and "--state must be one of queued, launching, running" in p.stderr
+    # a folder where one run's log should be: that run is left out of the view, with a warning
+    gamma = fake_run("gamma-1")
+    (gamma / "events.jsonl").unlink()
+    (gamma / "events.jsonl").mkdir()
+    p = cli("history", "--sql", "SELECT count(DISTINCT run_id) AS n FROM events", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["rows"] == [{"n": 2}], p.stderr
+    assert "gamma-1/events.jsonl: not a readable file" in p.stderr
+    assert cli("calibrate").returncode == 0
+    p = cli("history")
+    assert p.returncode == 0 and "could not be read into the ledger and are not shown: gamma-1" in p.stderr
 
 
 def test_torn_files_do_not_break_a_rebuild() -> None:

@@ -35,8 +35,9 @@ def test_calibrate_recovers_known_percentiles(tmp_path: Path) -> None:
     text = cli("calibrate", env=env).stdout
     assert "small: 5 succeeded runs; need at least 20" in text
     assert "expected_min        45 -> 51" in text
-    w = cli("calibrate", "--write", env=env)
+    w = cli("calibrate", "--write", "--json", env=env)
     assert w.returncode == 0, w.stderr
+    assert json.loads(w.stdout)["written"] == str(buckets)  # one JSON document, what was written in it
     new = buckets.read_text()
     assert "medium: {expected_min: 51, soft_start_min: 91, stuck_min: 110}" in new
     assert "small:  {expected_min: 20, soft_start_min: 30,  stuck_min: 35}" in new  # untouched

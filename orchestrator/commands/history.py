@@ -10,6 +10,9 @@ import typer
 from orchestrator import jsonout
 from orchestrator.commands.options import JsonOpt, console
 from orchestrator.infra.errors import UserError
+from orchestrator.record.model import ACTIVE, ENDED, QUEUED
+
+STATES = (QUEUED, *ACTIVE, *ENDED)
 
 GROUPINGS = ("ending", "ticket", "agent", "bucket")
 
@@ -20,7 +23,9 @@ def history_command(
     ] = None,
     ticket: Annotated[str | None, typer.Option(help="Only this ticket's runs.")] = None,
     state: Annotated[str | None, typer.Option(help="Only runs that ended so (or are running).")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs, newest first (not with --by).", min=1)] = 200,
+    limit: Annotated[
+        int | None, typer.Option(help="At most this many runs, newest first (default 200; not with --by).", min=1)
+    ] = None,
     by: Annotated[
         str | None,
         typer.Option(
@@ -55,8 +60,19 @@ def history_command(
         raise UserError(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
     if by is not None and sql:
         raise UserError("--by and --sql do not go together: group in the SQL instead")
+    filters = [name for name, v in (("--since", since), ("--ticket", ticket), ("--state", state)) if v is not None]
+    if sql and (filters or limit is not None):
+        raise UserError(f"--sql does not go with {', '.join(filters or ['--limit'])}: filter in the SQL instead")
+    if by is not None and limit is not None:
+        raise UserError("--limit does not go with --by: every group is shown")
+    if state is not None and state not in STATES:
+        raise UserError(f"--state must be one of {', '.join(STATES)}, got {state!r}")
     after = parse_since(since)
-    ledger.refresh(load().prices)
+    stats = ledger.refresh(load().prices)
+    if stats.unreadable_runs:
+        named = ", ".join(stats.unreadable_runs[:3]) + (" ..." if len(stats.unreadable_runs) > 3 else "")
+        n = len(stats.unreadable_runs)
+        sys.stderr.write(f"warning: {n} run folder(s) could not be read into the ledger and are not shown: {named}\n")
     if sql:
         cols, table = ledger.run_sql(sql)
         if as_json:
@@ -73,7 +89,7 @@ def history_command(
         else:
             console().print(history_groups_table(by, groups))
         return
-    rows = ledger.history(since=after, ticket=ticket, state=state, limit=limit)
+    rows = ledger.history(since=after, ticket=ticket, state=state, limit=limit or 200)
     if as_json:
         sys.stdout.write(jsonout.document({"runs": rows}))
     elif not rows:

@@ -8,11 +8,13 @@ short-lived and opening retries for a few seconds before giving up.
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -196,6 +198,7 @@ class RefreshStats:
     removed: int = 0
     unreadable: int = 0
     seconds: float = 0.0
+    unreadable_runs: list[str] = field(default_factory=list)  # their names, for a warning
 
 
 def refresh(
@@ -235,6 +238,8 @@ def refresh(
             size = files.events.stat().st_size if files.events.exists() else 0
         except OSError:
             stats.unreadable += 1
+            if os.path.lexists(folder / "state.json"):  # (no state.json: not a run, or one being made)
+                stats.unreadable_runs.append(folder.name)
             continue
         if known.get(folder.name) == (mtime, size):
             continue
@@ -244,6 +249,7 @@ def refresh(
             rec = None
         if rec is None:
             stats.unreadable += 1
+            stats.unreadable_runs.append(folder.name)
             continue
         records.append(rec)
         if progress and i % 500 == 0:
@@ -354,14 +360,8 @@ def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
     with connect(read_only=True) as con:
-        files = sorted(str(p) for p in runs_dir().glob(f"*/{EVENTS}")) if runs_dir().is_dir() else []
-        if files:
-            # an explicit file list, not a glob: a state folder's own path may hold [ or *
-            listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-            con.execute(f"""CREATE TEMP VIEW events AS
-                SELECT regexp_extract(filename, '.*/runs/([^/]+)/events.jsonl$', 1) AS run_id, ts, data
-                FROM read_json([{listed}], format='newline_delimited', filename=true,
-                               columns={{'ts': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true)""")
+        if re.search(r"\bevents\b", query, re.I):  # a view over every run's log costs a glob and a bind
+            _events_view(con)
         try:
             cur = con.execute(query)
         except duckdb.Error as exc:
@@ -369,6 +369,31 @@ def run_sql(query: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         if cur.description is None:
             return [], []
         return [d[0] for d in cur.description], cur.fetchall()
+
+
+def _events_view(con: Any) -> None:
+    """The temp view `events` over every run's events.jsonl that is a readable file (others: a warning)."""
+    import duckdb
+
+    root = runs_dir()
+    files: list[str] = []
+    left_out: list[str] = []
+    for p in sorted(root.glob(f"*/{EVENTS}")) if root.is_dir() else []:
+        (files if p.is_file() and os.access(p, os.R_OK) else left_out).append(str(p))
+    if left_out:
+        more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""
+        sys.stderr.write(f"warning: {left_out[0]}{more}: not a readable file; left out of the events view\n")
+    if not files:
+        return
+    # an explicit file list, not a glob: a state folder's own path may hold [ or *
+    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    try:
+        con.execute(f"""CREATE TEMP VIEW events AS
+            SELECT regexp_extract(filename, '.*/runs/([^/]+)/events.jsonl$', 1) AS run_id, ts, data
+            FROM read_json([{listed}], format='newline_delimited', filename=true,
+                           columns={{'ts': 'VARCHAR', 'data': 'JSON'}}, ignore_errors=true)""")
+    except duckdb.Error as exc:
+        sys.stderr.write(f"warning: the events view could not be made: {str(exc).splitlines()[0]}\n")
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
