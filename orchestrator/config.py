@@ -167,8 +167,8 @@ class _Price(Strict):
 
     input: NonNegativeFloat
     output: NonNegativeFloat
-    cache_read: NonNegativeFloat = 0.0
-    cache_write: NonNegativeFloat = 0.0
+    cache_read: NonNegativeFloat | None = None  # not given: the input price (as genai-prices does)
+    cache_write: NonNegativeFloat | None = None
 
 
 class _Executor(Strict):
@@ -288,5 +288,7 @@ def load(path: Path | None = None) -> UserConfig:
             o.endpoint, headers, o.service_name, o.timeout_seconds, o.retry_initial_seconds, o.retry_max_seconds
         )
     for model, p in (doc.prices or {}).items():
-        cfg.prices[model] = (p.input, p.output, p.cache_read, p.cache_write)
+        cache_read = p.input if p.cache_read is None else p.cache_read
+        cache_write = p.input if p.cache_write is None else p.cache_write
+        cfg.prices[model] = (p.input, p.output, cache_read, cache_write)
     return cfg

@@ -64,11 +64,20 @@ def test_override_wins_over_the_database_and_the_agents_own_bill() -> None:
     assert prices.cost(dated, {"claude-sonnet-4-5": (7.0, 0, 0, 0)}) == (7.0, [])  # a snapshot takes its name's
 
 
+def test_a_whole_session_bill_gives_way_to_an_override_and_is_never_added_to_it() -> None:
+    # a result line with total_cost_usd and no usage: the messages' tokens are marked 0.0, the bill apart
+    s = _spend("claude-sonnet-4-5", [468, 1560, 351_000, 0, 0])
+    s.reported["claude-sonnet-4-5"], s.unattributed_usd = 0.0, 0.39
+    assert prices.cost(s, {}) == (0.39, [])  # the agent's own figure
+    mine = {"claude-sonnet-4-5": (3.0, 15.0, 0.3, 3.75)}
+    assert prices.cost(s, mine) == (pytest.approx((468 * 3 + 1560 * 15 + 351_000 * 0.3) / 1e6), [])
+
+
 def test_an_override_prices_a_model_the_database_does_not_know(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text("prices:\n  scripted-model: {input: 2, output: 8, cache_read: 0.2}\n")
     cfg = config.load(path)
-    assert cfg.prices == {"scripted-model": (2.0, 8.0, 0.2, 0.0)}  # only the overrides: no table of our own
+    assert cfg.prices == {"scripted-model": (2.0, 8.0, 0.2, 2.0)}  # only the overrides (cache_write: the input price)
     s = _spend("scripted-model", [1000, 100, 500, 0, 0], provider="openai")
     assert prices.cost(s, {}) == (None, ["scripted-model"])
     assert prices.cost(s, cfg.prices) == (pytest.approx((1000 * 2 + 100 * 8 + 500 * 0.2) / 1e6), [])

@@ -83,7 +83,7 @@ def test_a_whole_number_is_a_number_but_a_fraction_is_not_a_count(tmp_path: Path
     path.write_text("heartbeat_seconds: 90\nprices:\n  m: {input: 1, output: 2.5}\n")
     cfg = config.load(path)
     assert cfg.heartbeat_s == 90.0 and type(cfg.heartbeat_s) is float
-    assert cfg.prices["m"] == (1.0, 2.5, 0.0, 0.0)
+    assert cfg.prices["m"] == (1.0, 2.5, 1.0, 1.0)  # cache prices not given: the input price, never free
 
 
 def test_valid_config_round_trip(tmp_path: Path) -> None:
@@ -112,7 +112,7 @@ def test_valid_config_round_trip(tmp_path: Path) -> None:
     )
     assert cfg.profiles["claude"] == config.BUILTIN["claude"]
     assert cfg.notify == {"urls": ["ntfy://topic"]}
-    assert cfg.prices["gpt-5"] == (1.25, 10.0, 0.125, 0.0)
+    assert cfg.prices["gpt-5"] == (1.25, 10.0, 0.125, 1.25)
     assert cfg.lines[("agents", "mine", "command")] == 6
 
 

@@ -169,12 +169,20 @@ def cost(
         return None, []  # no usage anywhere: unknown, not free
     memo = {} if memo is None else memo
     total = spend.unattributed_usd or 0.0
+    reported = spend.reported
+    # a bill the agent gave for the whole session (no per-model dollars: the models are marked 0.0) is
+    # given up when config.yaml prices one of its models: the override's price stands in for it, never
+    # beside it (that would count the same tokens twice)
+    billed_whole = [m for m, usd in reported.items() if usd == 0.0] if spend.unattributed_usd else []
+    if any(override_for(m, overrides) is not None for m in billed_whole):
+        total = 0.0
+        reported = {m: usd for m, usd in reported.items() if m not in billed_whole}
     unpriced = []
     for model in spend.models():
         rows = [(tier, counts) for (m, tier), counts in spend.rows.items() if m == model]
         rates = override_for(model, overrides)
-        if rates is None and model in spend.reported:
-            total += spend.reported[model]
+        if rates is None and model in reported:
+            total += reported[model]
             continue
         if rates is None:
             key = f"{spend.provider or ''}:{bare_name(model)}"
