@@ -30,7 +30,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.replay import find_cases, replay_case
 import spiral
 out = {"mode": spiral.MODE, "cases": {}}
-for folder in find_cases([__import__("pathlib").Path("corpus")]):
+for folder in find_cases([__import__("pathlib").Path("corpus")])[0]:
     r = replay_case(folder, BucketsFile())
     out["cases"][folder.name] = r.to_dict()
 print(json.dumps(out, sort_keys=True))

@@ -12,7 +12,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.replay import find_cases, replay_case
 from tests.helpers import CORPUS, ROOT
 
-CASES = find_cases([CORPUS])
+CASES = find_cases([CORPUS])[0]
 
 
 def test_corpus_has_enough_cases() -> None:

@@ -81,3 +81,36 @@ def test_non_finite_settings_are_refused(tmp_path: Path) -> None:
     bad.write_text((ROOT / "buckets.yaml").read_text().replace("threshold: 2 ", "threshold: .nan "))
     p = cli("eval", str(CORPUS), env={"ORCHESTRATOR_BUCKETS": str(bad)})
     assert p.returncode == 2 and "threshold must be a non-negative number" in p.stderr
+
+
+def test_eval_reports_a_folder_it_cannot_list_as_broken(tmp_path: Path) -> None:
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    top = tmp_path / "cases"
+    copy_case("spiral-003-bg-polling", top)
+    locked = top / "b-locked"
+    locked.mkdir()
+    copy_case("healthy-001-steady-feature", locked)
+    locked.chmod(0)
+    # root reads any folder: the child gives up the capabilities that let it (as an ordinary user is)
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    if prefix and shutil.which("setpriv") is None:
+        pytest.fail("setpriv (util-linux) is needed to take root's read-anything capability away")
+    try:
+        p = subprocess.run(
+            [*prefix, sys.executable, "-m", "orchestrator", "eval", str(top), "--json"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+    finally:
+        locked.chmod(0o755)
+    assert p.returncode == 1, p.stderr  # a case that could not be read is a failed check, not a pass
+    out = json.loads(p.stdout)
+    assert out["passed"] == 1 and out["failed"] == 1
+    assert out["broken"] == [{"case": str(locked), "error": "cannot list the folder: Permission denied"}]

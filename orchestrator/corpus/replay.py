@@ -208,16 +208,24 @@ def _judge(r: ReplayResult) -> list[str]:
     return out
 
 
-def find_cases(dirs: list[Path]) -> list[Path]:
+def find_cases(dirs: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The case folders under `dirs`, and a broken entry (`{"case", "error"}`) for each folder that
+    could not be listed: a case hidden by a permission is reported, never silently left out."""
     found: list[Path] = []
+    unlisted: list[dict[str, Any]] = []
+
+    def refused(exc: OSError) -> None:
+        unlisted.append({"case": str(exc.filename), "error": f"cannot list the folder: {exc.strerror or exc}"})
+
     for d in dirs:
         if not d.exists():
             raise UserError(f"{d}: no such folder")
         if CaseFiles(d).is_case():
             found.append(d)
             continue
-        found.extend(sorted(p.parent for p in d.rglob(CASE_YAML)))
-    return found
+        under = [Path(root) for root, subdirs, files in os.walk(d, onerror=refused) if CASE_YAML in files + subdirs]
+        found.extend(sorted(under))
+    return found, unlisted
 
 
 _PARALLEL_MIN_CASES = 64
@@ -239,8 +247,8 @@ def _replay_dict(folder: Path) -> dict[str, Any]:
 def evaluate(dirs: list[Path], buckets: BucketsFile, jobs: int | None = None) -> dict[str, Any]:
     """Replay every case under `dirs`; large sets are spread over the CPUs (fork)."""
     global _buckets_for_worker
-    folders = find_cases(dirs)
-    if not folders:
+    folders, unlisted = find_cases(dirs)
+    if not folders and not unlisted:
         raise UserError("no case folders (with a case.yaml) under " + ", ".join(map(str, dirs)))
     jobs = jobs if jobs is not None else (os.cpu_count() or 1)
     _buckets_for_worker = buckets
@@ -249,7 +257,7 @@ def evaluate(dirs: list[Path], buckets: BucketsFile, jobs: int | None = None) ->
             results = pool.map(_replay_dict, folders, chunksize=max(1, len(folders) // (jobs * 4)))
     else:
         results = [_replay_dict(f) for f in folders]
-    return summarize(results)
+    return summarize(results + unlisted)
 
 
 def summarize(replayed: list[dict[str, Any]]) -> dict[str, Any]:
