@@ -207,3 +207,12 @@ def test_many_first_history_calls_at_once_and_a_corrupt_ledger() -> None:
     p = cli("history", "--json")
     assert p.returncode == 0 and "not a DuckDB database" in p.stderr
     assert [r["run_id"] for r in json.loads(p.stdout)["runs"]] == ["c-1"]
+
+
+def test_a_state_folder_with_a_question_mark_is_one_line_and_status_still_works(tmp_path: Path) -> None:
+    home = tmp_path / "q?home"
+    env = {"ORCHESTRATOR_HOME": str(home)}
+    p = cli("history", env=env)
+    assert p.returncode == 2 and "cannot open a ledger under a path with '?'" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert cli("status", env=env).returncode == 0

@@ -102,16 +102,14 @@ def ledger_path() -> Path:
 
 @contextmanager
 def connect(read_only: bool = False) -> Iterator[Any]:
-    """A short-lived connection, taken under the ledger's lock file.
-
-    DuckDB admits one process at a time; the lock makes our own processes
-    queue instead of failing (and keeps a second process from opening a file
-    the first is still creating). A file that is not a DuckDB database is set
-    aside and the ledger rebuilt: it is only an index over the run folders.
-    """
+    """A short-lived connection, taken under the ledger's lock file: DuckDB admits one process at a
+    time, and the lock makes ours queue instead of failing (and keeps one from opening a file another
+    is still creating). A file that is not a DuckDB database is set aside and the ledger rebuilt."""
     import duckdb  # ~80 ms to import: only for the commands that need the ledger
 
     path = ledger_path()
+    if "?" in str(path):  # DuckDB reads what follows a "?" in a database path as options
+        raise UserError(f"{path}: DuckDB cannot open a ledger under a path with '?'; set ORCHESTRATOR_HOME elsewhere")
     with ExitStack() as stack:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +162,7 @@ def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
 
 def _set_aside(path: Path, why: str) -> None:
     """Move an unusable ledger out of the way (kept, for a look): it is only an index, rebuilt from the runs."""
-    aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+    aside = path.with_name(f"{path.name}.unreadable-{time.time_ns()}")  # (two in one second: both kept)
     path.rename(aside)
     sys.stderr.write(f"warning: {path} {why}; moved to {aside.name}, rebuilding the ledger from the run folders\n")
 
