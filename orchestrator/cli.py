@@ -85,7 +85,9 @@ def eval_cmd(
     as_json: JsonOpt = False,
     bench: Annotated[bool, typer.Option("--bench", help="Run the detection benchmark instead (see above).")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="With --bench / --real-sessions: the Markdown.")] = False,
-    per_family: Annotated[int, typer.Option(help="With --bench: scenarios per family.", min=1)] = 40,
+    per_family: Annotated[
+        int, typer.Option(help="With --bench: scenarios per family (1 to 1000).", min=1, max=1000)
+    ] = 40,
     keep: Annotated[Path | None, typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
     real_sessions: Annotated[bool, typer.Option("--real-sessions", help="Replay realsessions/labels.yaml.")] = False,
 ) -> None:

@@ -305,3 +305,15 @@ def test_configured_without_the_extra_is_a_one_line_note(
     p = cli("status")  # installed after all: the run that ended meanwhile is sent
     assert p.returncode == 0 and not p.stderr.strip(), p.stderr
     wait(lambda: len(otlp.runs(run_id)) == 1, timeout=20, what="the export")
+
+
+def test_the_spans_wall_minutes_are_on_the_runs_clock_as_the_ledger_counts_them() -> None:
+    from orchestrator.record.model import RunRecord
+    from orchestrator.telemetry.spans import trace_of
+
+    record = RunRecord(
+        run_id="r", state="succeeded", started_at="2026-01-01T00:00:00Z", ended_at="2026-01-01T00:01:30Z"
+    )
+    record.time_scale = 60.0  # the demo's clock: 90 real seconds are 90 run minutes
+    run_span = trace_of(record, str).spans[0]
+    assert run_span.attributes["spiral.wall_min"] == 90.0 and run_span.attributes["spiral.time_scale"] == 60.0

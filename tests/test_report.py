@@ -126,3 +126,10 @@ def test_replay_report_option(tmp_path: Path) -> None:
 def test_render_run_and_render_case_return_the_text() -> None:
     assert render_run(spiral_run()).startswith("<!DOCTYPE html>")
     assert render_case(SPIRAL).startswith("<!DOCTYPE html>")
+
+
+def test_the_spend_line_ends_at_the_bill_the_agent_gave_at_its_end() -> None:
+    # the healthy demo's result line bills $0.39 with no usage: the chart's last point says so too
+    tl = case_timeline(HEALTHY)
+    assert tl.spend and tl.spend[-1][2] == 0.39, tl.spend[-3:]
+    assert tl.spend[-1][1] == tl.spend[-2][1]  # the same tokens, now with the agent's own figure

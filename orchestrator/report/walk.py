@@ -143,6 +143,7 @@ class _SpendSampler:
         self.points: list[tuple[float, int, float | None]] = []
         self._slot = -1
         self._last_ts: float | None = None
+        self._key: tuple[object, ...] | None = None
 
     def feed(self, ts: float, data: Any) -> None:
         slot = math.floor((ts - self.started) / self.tick_s)
@@ -160,8 +161,10 @@ class _SpendSampler:
         sp = self.counter.spend
         if not sp.tokens and not sp.reported:
             return
-        if self.points and self.points[-1][1] == sp.tokens:
+        key = (sp.tokens, sp.unattributed_usd, tuple(sorted(sp.reported.items())))
+        if key == self._key:  # nothing new to price (a result line's bill is new, with no new tokens)
             return
+        self._key = key
         usd, _ = prices.cost(sp, self.overrides, self.memo)
         self.points.append((round((ts - self.started) / 60, 2), sp.tokens, usd))
 

@@ -96,7 +96,7 @@ def trace_of(record: RunRecord, redact: Callable[[str], str]) -> Trace:
     put("spiral.ending.reason", record.reason)
     put("spiral.exit_code", record.exit_code)
     put("spiral.verified", record.verified)
-    put("spiral.wall_min", round((end - start) / 60.0, 3))
+    put("spiral.wall_min", round((end - start) * scale / 60.0, 3))  # on the run's clock, as history and tripped_at_min
     put("spiral.time_scale", scale if scale != 1.0 else None)
     sp = record.spend
     if sp is not None:
