@@ -97,18 +97,18 @@ def test_launch_still_clones_plain_paths_and_file_urls(tmp_path: Path, repo: Pat
 
 
 def test_the_clone_restricts_git_protocols(tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import git
+    from orchestrator.infra import proc
 
     seen: dict[str, Any] = {}
-    real = git.Repo.clone_from
+    real = proc.run_watched
 
-    def spy(url: str, to_path: Path, **kwargs: Any) -> git.Repo:
+    def spy(argv: list[str], **kwargs: Any) -> tuple[int, bytes, str | None]:
         seen.update(kwargs["env"])
-        return real(url, to_path, **kwargs)
+        return real(argv, **kwargs)
 
-    monkeypatch.setattr(git.Repo, "clone_from", spy)
+    monkeypatch.setattr(proc, "run_watched", spy)
     git_wrapper.clone(str(repo), tmp_path / "c", base=None, branch="ticket/x")
-    assert seen["GIT_ALLOW_PROTOCOL"] == "file:git:ssh:https:http"
+    assert seen["GIT_ALLOW_PROTOCOL"] == "file:git:ssh:https:http" and seen["GIT_TERMINAL_PROMPT"] == "0"
     assert (tmp_path / "c" / "src" / "app.py").is_file()
 
 
@@ -252,3 +252,49 @@ def test_a_ceiling_a_generic_agent_cannot_be_held_to_is_refused(tmp_path: Path, 
     t = ticket(tmp_path, repo, "exit 0", max_tokens=1000)  # the fake agent logs in the generic format
     one_line_error(cli("launch", str(t)), "max_tokens cannot be held", "'generic' format, which reports no token usage")
     assert _run_folders(home) == []
+
+
+def _silent_server() -> Any:
+    import socket
+
+    server = socket.socket()  # accepts, then never answers: a git:// daemon that hangs
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    return server
+
+
+def test_a_clone_over_git_protocol_that_stalls_ends_too(tmp_path: Path, home: Path) -> None:
+    server = _silent_server()
+    try:
+        t = ticket(tmp_path, Path("REPO"), "exit 0")
+        t.write_text(t.read_text().replace('"REPO"', f'"git://127.0.0.1:{server.getsockname()[1]}/x.git"'))
+        t0 = time.monotonic()
+        p = cli("launch", str(t), env={"ORCHESTRATOR_CLONE_STALL_SECONDS": "2"}, timeout=60)
+        assert p.returncode == 1 and "no progress for 7 s" in p.stderr, p.stderr
+        assert time.monotonic() - t0 < 40
+    finally:
+        server.close()
+
+
+def test_kill_ends_a_clone_that_hangs(tmp_path: Path, home: Path) -> None:
+    server = _silent_server()
+    try:
+        t = ticket(tmp_path, Path("REPO"), "exit 0")
+        t.write_text(t.read_text().replace('"REPO"', f'"git://127.0.0.1:{server.getsockname()[1]}/x.git"'))
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "orchestrator", "launch", str(t)], cwd=ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not list((home / "runs").glob("*/.clone-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        run_id = next((home / "runs").iterdir()).name
+        t0 = time.monotonic()
+        assert cli("kill", run_id).returncode == 0
+        _, err = launcher.communicate(timeout=30)
+        assert time.monotonic() - t0 < 30 and launcher.returncode == 1, err  # not the 60 s stall bound
+        assert "killed during launch" in err
+        left = subprocess.run(["pgrep", "-f", f"127.0.0.1:{server.getsockname()[1]}"], capture_output=True)
+        assert left.stdout.strip() == b"", left.stdout  # the clone and its transport are gone
+    finally:
+        server.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.infra import proc
@@ -14,32 +15,34 @@ from spiral.porcelain import parse_porcelain
 ALLOWED_PROTOCOLS = "file:git:ssh:https:http"
 
 
-def clone(repo: str, dest: Path, *, base: str | None, branch: str) -> None:
-    """A fresh clone of `repo` at `base` (default: the remote HEAD), on a new `branch`."""
-    import git  # GitPython: heavy to import, and only needed at launch
+def clone(repo: str, dest: Path, *, base: str | None, branch: str, stop: Callable[[], bool] | None = None) -> None:
+    """A fresh clone of `repo` at `base` (default: the remote HEAD), on a new `branch`.
 
-    # a remote that stalls (accepts, then sends next to nothing) ends the clone, rather than hold the watcher's
-    # pass (which starts queued runs) for ever
-    env = proc.clean_env(
-        {
-            "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
-            "GIT_HTTP_LOW_SPEED_LIMIT": "1000",
-            "GIT_HTTP_LOW_SPEED_TIME": str(_stall_s()),
-        }
-    )
+    A remote that stalls (accepts, then sends nothing: over git://, ssh or http alike) ends the
+    clone after $ORCHESTRATOR_CLONE_STALL_SECONDS without progress, rather than hold the pass that
+    starts queued runs for ever; `stop()` (a kill of the run) ends it at once."""
+    env = {
+        "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
+        "GIT_HTTP_LOW_SPEED_LIMIT": "1000",  # (curl's own bound, over http: its message names the cause)
+        "GIT_HTTP_LOW_SPEED_TIME": str(_stall_s()),
+        "GIT_TERMINAL_PROMPT": "0",  # nobody is there to type a password: fail instead of waiting
+    }
+    argv = ["git", "clone", "--progress", *(["--branch", base] if base else []), "--", repo, str(dest)]
+    rc, err, why = proc.run_watched(argv, env=env, stall_s=_stall_s() + 5, stop=stop)
+    if why is not None or rc != 0:
+        detail = why or _last_words(err.decode("utf-8", errors="replace"))
+        raise UserError(redact(f"git clone {repo} failed: {detail}"))  # the URL may hold a password
     try:
-        if base:
-            cloned = git.Repo.clone_from(repo, dest, env=env, branch=base)
-        else:
-            cloned = git.Repo.clone_from(repo, dest, env=env)
-        cloned.git.checkout("-b", branch)
-        cloned.close()
-    except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip().replace("\n", " ")
-        detail = detail.removeprefix("stderr: ").strip("' ")
-        raise UserError(redact(f"git clone {repo} failed: {detail}")) from None  # the URL may hold a password
-    except (git.exc.UnsafeProtocolError, git.exc.UnsafeOptionError) as exc:
-        raise UserError(redact(f"git clone {repo} refused: {exc}")) from None
+        proc.run(["git", "checkout", "-q", "-b", branch], cwd=dest, timeout=120)
+    except proc.CommandError as exc:
+        raise UserError(redact(f"git checkout -b {branch} in the clone of {repo} failed: {exc.err.strip()}")) from None
+
+
+def _last_words(stderr: str) -> str:
+    """What git said went wrong: its fatal/error lines, else its last line (progress lines dropped)."""
+    lines = [x.strip() for x in stderr.replace("\r", "\n").splitlines() if x.strip()]
+    said = [x for x in lines if x.startswith(("fatal:", "error:"))] or lines[-1:]
+    return " ".join(said)[:2000] or "no message"
 
 
 def _stall_s() -> int:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -81,6 +83,50 @@ def run_to_file(
         timeout=timeout,
     )
     return p.returncode, p.stderr
+
+
+def run_watched(
+    argv: Sequence[str], *, env: dict[str, str], stall_s: float, stop: Callable[[], bool] | None = None
+) -> tuple[int, bytes, str | None]:
+    """Run a command that shows its progress on stderr (`git clone --progress`), ended (its whole
+    session killed) when it shows none for `stall_s` or when `stop()` says so, every transport alike.
+    (rc, the last 8 KB of stderr, why it was ended or None)."""
+    p = subprocess.Popen(
+        list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=clean_env(env), start_new_session=True,
+    )  # fmt: skip
+    assert p.stderr is not None
+    fd, last, tail = p.stderr.fileno(), [time.monotonic()], bytearray()
+
+    def read() -> None:
+        with contextlib.suppress(OSError):  # (closed below, if something it started still held it)
+            for chunk in iter(lambda: os.read(fd, 4096), b""):
+                last[0] = time.monotonic()
+                tail.extend(chunk)
+                del tail[:-8192]
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    why = None
+    try:
+        while why is None:
+            try:
+                p.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if stop is not None and stop():
+                why = "stopped"
+            elif time.monotonic() - last[0] > stall_s:
+                why = f"no progress for {stall_s:g} s"
+    finally:
+        if p.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(p.pid, signal.SIGKILL)  # it leads its own session: the transport's helpers too
+            p.wait()
+        reader.join(timeout=5)
+        p.stderr.close()
+    return p.returncode, bytes(tail), why
 
 
 def spawn_detached(argv: Sequence[str], *, cwd: Path, log: Path) -> int:

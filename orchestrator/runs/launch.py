@@ -339,7 +339,16 @@ def _prepare(rd: RunDir, record: RunRecord, token: int) -> RunRecord:
     """The clone, from the record's repo and base; the record as it stands when the agent may start."""
     attempt = _attempt(rd, token)
     shutil.rmtree(attempt, ignore_errors=True)
-    git.clone(str(record.repo), attempt, base=record.base, branch=record.branch or f"ticket/{record.ticket_id}")
+
+    def stopped() -> bool:  # killed (or taken over) while cloning: the clone ends at once
+        try:
+            r = state_file.read_shared(rd)
+        except UserError:
+            return False
+        return r.state != "launching" or r.stop_requested is not None or r.admission != token
+
+    branch = record.branch or f"ticket/{record.ticket_id}"
+    git.clone(str(record.repo), attempt, base=record.base, branch=branch, stop=stopped)
     tracked = git.tracked_files(attempt)
 
     def start(r: RunRecord) -> bool:
