@@ -5,11 +5,12 @@ from __future__ import annotations
 import gzip
 import heapq
 import re
+import shutil
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -74,43 +75,70 @@ def _record_cwd(obj: Any) -> str | None:
     return cwd if isinstance(cwd, str) else None
 
 
-def read_records(file: Path) -> tuple[list[Any], int, int]:
-    """(parsed JSON lines, non-blank lines, unparseable lines) of a native log, .gz or not."""
-    records: list[Any] = []
-    skipped = lines = 0
+class _Count:
+    """What a stream of a log's records met: non-blank lines, and those skipped (torn, not JSON)."""
+
+    def __init__(self) -> None:
+        self.lines = self.skipped = 0
+
+
+def _records(file: Path, count: _Count) -> Iterator[Any]:
+    """The parsed JSON lines of a native log, .gz or not, one at a time (never the whole file in memory)."""
     torn = _Torn()
     for raw in _lines(file, torn):
         if not raw.strip():
             continue
-        lines += 1
+        count.lines += 1
         try:
-            records.append(orjson.loads(raw))
+            yield orjson.loads(raw)
         except orjson.JSONDecodeError:
-            skipped += 1
-    return records, lines, skipped + torn.ends
+            count.skipped += 1
+    count.skipped += torn.ends
 
 
-def timestamp_records(records: list[Any], spacing: float) -> tuple[list[tuple[float, Any]], str | None]:
-    """Each record with a time: its own `timestamp`, else `spacing` after the previous one.
-
-    Records before the first timestamped one take its time, and the clock never
-    runs backwards. Also returns the working directory the log names, if any.
-    """
-    start = next((t for t in map(_record_ts, records) if t is not None), parse_ts(_DEFAULT_START))
-    out: list[tuple[float, Any]] = []
+def _opening(file: Path) -> tuple[float | None, str | None, bool]:
+    """(the first record's own time, the first working directory named, any readable record at all):
+    read only as far as it takes to find both (an early line, in every real log seen)."""
+    start: float | None = None
     workdir: str | None = None
+    seen = False
+    for obj in _records(file, _Count()):
+        seen = True
+        start = start if start is not None else _record_ts(obj)
+        workdir = workdir or _record_cwd(obj)
+        if start is not None and workdir is not None:
+            break
+    return start, workdir, seen
+
+
+def _timed(records: Iterable[Any], start: float | None, spacing: float) -> Iterator[tuple[float, Any]]:
+    """Each record with a time: its own `timestamp`, else `spacing` after the previous one. Records
+    before the first timestamped one take its time (`start`), and the clock never runs backwards."""
+    first = start if start is not None else parse_ts(_DEFAULT_START)
+    assert first is not None
     prev: float | None = None
     for obj in records:
         ts = _record_ts(obj)
         if ts is None:
-            ts = (prev + spacing) if prev is not None else start
-        assert ts is not None
+            ts = (prev + spacing) if prev is not None else first
         if prev is not None and ts < prev:
             ts = prev
         prev = ts
-        workdir = workdir or _record_cwd(obj)
-        out.append((ts, obj))
-    return out, workdir
+        yield ts, obj
+
+
+def read_records(file: Path) -> tuple[list[Any], int, int]:
+    """(parsed JSON lines, non-blank lines, unparseable lines) of a native log, .gz or not."""
+    count = _Count()
+    records = list(_records(file, count))
+    return records, count.lines, count.skipped
+
+
+def timestamp_records(records: list[Any], spacing: float) -> tuple[list[tuple[float, Any]], str | None]:
+    """Each record with a time (see _timed), and the working directory the log names, if any."""
+    start = next((t for t in map(_record_ts, records) if t is not None), None)
+    workdir = next((w for w in map(_record_cwd, records) if w is not None), None)
+    return list(_timed(records, start, spacing)), workdir
 
 
 def subagents_folder(transcript: Path) -> Path:
@@ -126,34 +154,48 @@ def subagent_files(transcript: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("agent-*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz")))
 
 
-def _merge_subagents(
-    timed: list[tuple[float, Any]], files: list[Path], spacing: float
-) -> tuple[list[tuple[float, Any]], int, int]:
-    """The session's lines and its subagents' merged in time order (the session's first at a tie).
-
-    Returns (merged, subagent lines, unparseable subagent lines).
-    """
-    streams, lines, skipped = [timed], 0, 0
+def _merged(
+    main: Iterator[tuple[float, Any]], files: list[Path], spacing: float, count: _Count
+) -> Iterator[tuple[float, Any]]:
+    """The session's records and its subagents' merged in time order (the session's first at a tie),
+    each file streamed; `count` adds up the subagent files' lines."""
+    streams = [main]
     for path in files:
-        records, n, bad = read_records(path)
-        lines, skipped = lines + n, skipped + bad
-        streams.append(timestamp_records(records, spacing)[0])
-    tagged = ([(ts, i, j, obj) for j, (ts, obj) in enumerate(stream)] for i, stream in enumerate(streams))
-    return [(ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3])], lines, skipped
+        start, _, _ = _opening(path)
+        streams.append(_timed(_records(path, count), start, spacing))
+    tagged = (((ts, i, j, obj) for j, (ts, obj) in enumerate(stream)) for i, stream in enumerate(streams))
+    return ((ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3]))
 
 
-def _envelopes(timed: list[tuple[float, Any]]) -> tuple[list[bytes], int, int]:
-    """The case's events.jsonl lines, secrets redacted (a case is made to be shared); also the records
-    nested too deep to write again (skipped) and how many strings had a secret in them."""
-    out: list[bytes] = []
-    too_deep = 0
+class _Written:
+    """What writing the case's events.jsonl met: its first and last times, the tool calls the adapter
+    read back from it, records nested too deep to write again, strings that held a secret."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last = 0.0
+        self.calls = self.too_deep = self.redacted = 0
+
+
+def _write_events(timed: Iterable[tuple[float, Any]], dest: BinaryIO, adapter: Any) -> _Written:
+    """The case's events.jsonl, one envelope at a time, secrets redacted (a case is made to be shared);
+    each line is read back as replay will read it, to count the calls."""
+    done = _Written()
     counter = [0]
     for ts, obj in timed:
         try:
-            out.append(make_envelope(format_ts(ts), _redacted(obj, counter)))
+            env = make_envelope(format_ts(ts), _redacted(obj, counter))
         except (TypeError, RecursionError):
-            too_deep += 1
-    return out, too_deep, counter[0]
+            done.too_deep += 1
+            continue
+        dest.write(env)
+        done.first = ts if done.first is None else done.first
+        done.last = ts
+        parsed = parse_envelope(env)
+        if parsed is not None:
+            done.calls += len(adapter.feed(*parsed))
+    done.redacted = counter[0]
+    return done
 
 
 # identifiers the adapters pair calls with results by (tool_use_id, call_id, toolUseID...) and opaque
@@ -205,23 +247,23 @@ def import_log(
     bad = next((g for g in scope if not re.search(SCOPE_GLOB, g)), None)
     if bad is not None:
         raise UserError(f"scope {bad!r} must be a glob relative to the clone (no leading '/', no '..')")
-    records, lines, skipped = read_records(file)
-    timed, workdir = timestamp_records(records, spacing)
-    if not timed:
+    start, workdir, readable = _opening(file)
+    if not readable:
         raise UserError(f"{file}: no readable JSON lines")
     subagents = subagent_files(file) if fmt == "claude-transcript" else []
-    timed, sub_lines, sub_skipped = _merge_subagents(timed, subagents, spacing)
-    first, prev = timed[0][0], timed[-1][0]
-    envelopes, too_deep, redacted = _envelopes(timed)
+    count, sub_count = _Count(), _Count()
+    timed = _merged(_timed(_records(file, count), start, spacing), subagents, spacing, sub_count)
     adapter = make_adapter(fmt, workdir)
-    calls = 0
-    for env in envelopes:
-        parsed = parse_envelope(env)
-        if parsed is not None:
-            calls += len(adapter.feed(*parsed))
-    merged = f"; merged {sub_lines} lines of {len(subagents)} subagent transcript(s)" if subagents else ""
     out.mkdir(parents=True)
-    CaseFiles(out).events.write_bytes(b"".join(envelopes))
+    try:
+        with CaseFiles(out).events.open("wb") as dest:
+            done = _write_events(timed, dest, adapter)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)  # no half-written case left behind
+        raise
+    first = done.first if done.first is not None else (start or parse_ts(_DEFAULT_START) or 0.0)
+    prev, calls, sub_lines = done.last, done.calls, sub_count.lines
+    merged = f"; merged {sub_lines} lines of {len(subagents)} subagent transcript(s)" if subagents else ""
     case = {
         "id": cid,
         "description": f"Imported from {file.name} ({calls} tool calls{merged}). Label: "
@@ -241,10 +283,10 @@ def import_log(
         where = subagents_folder(file)
         sys.stderr.write(f"merged {len(subagents)} subagent file(s), {sub_lines} lines, from {where}\n")
     return {
-        "lines": lines + sub_lines,
+        "lines": count.lines + sub_lines,
         "tool_calls": calls,
-        "skipped": skipped + sub_skipped + adapter.skipped + too_deep,
-        "redacted": redacted,
+        "skipped": count.skipped + sub_count.skipped + adapter.skipped + done.too_deep,
+        "redacted": done.redacted,
         "minutes": (prev - first) / 60,
         "subagent_files": len(subagents),
         "subagent_lines": sub_lines,
