@@ -780,7 +780,7 @@ def _clear_caches() -> None:
     try:
         from spiral import shellcmd
 
-        shellcmd._analyse.cache_clear()
+        shellcmd._analyse_cached.cache_clear()
         shellcmd.unwrap.cache_clear()
     except (ImportError, AttributeError):
         pass

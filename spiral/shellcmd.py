@@ -18,26 +18,7 @@ from spiral.pickling import by_fields
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _INTERPRETERS = (
     frozenset(
-        {
-            "python",
-            "python2",
-            "python3",
-            "pypy",
-            "pypy3",
-            "node",
-            "deno",
-            "bun",
-            "ruby",
-            "perl",
-            "php",
-            "Rscript",
-            "tsx",
-            "ts-node",
-            "lua",
-            "julia",
-            "elixir",
-            "osascript",
-        }
+        "python python2 python3 pypy pypy3 node deno bun ruby perl php Rscript tsx ts-node lua julia elixir osascript".split()
     )
     | _SHELLS
 )
@@ -107,17 +88,19 @@ def unwrap(command: str) -> str:
     return command
 
 
-# what of a command is read for its facts: a 50 MB command (a pasted file in a heredoc) split into
-# words costs ~18 bytes a character; the script, file, suite and sleeps a loop repeats come first
-ANALYSED_CHARS = 65536
+# what of a command is read for its facts: split into words, a command costs ~18 bytes a character
+# (a 50 MB one took 1.8 GB); a command over CACHED_CHARS is not kept in the cache, which holds its key
+ANALYSED_CHARS = 4 * 1024 * 1024
+CACHED_CHARS = 65536
 
 
 def analyse(command: str) -> ShellFacts:
-    """The facts of `command` (its first ANALYSED_CHARS characters)."""
-    return _analyse(command if len(command) <= ANALYSED_CHARS else command[:ANALYSED_CHARS])
+    """The facts of `command` (of its first ANALYSED_CHARS characters)."""
+    if len(command) <= CACHED_CHARS:
+        return _analyse_cached(command)
+    return _analyse(command[:ANALYSED_CHARS])
 
 
-@lru_cache(maxsize=16384)
 def _analyse(command: str) -> ShellFacts:
     inner = _drop_heredoc_bodies(unwrap(command))
     script = file = suite = None
@@ -160,6 +143,9 @@ def _analyse(command: str) -> ShellFacts:
         until_wait=_until_wait(inner),
         suite=None if script else suite,
     )
+
+
+_analyse_cached = lru_cache(maxsize=16384)(_analyse)
 
 
 def _until_wait(text: str) -> bool:
@@ -243,7 +229,7 @@ def _split_words(text: str) -> list[str]:
 def _simple_commands(text: str) -> list[list[str]]:
     """Split a command line into simple commands, dropping redirections."""
     if len(text) > _LEX_LIMIT:
-        tokens = text.split()
+        tokens = _PLAIN_TOKENS.findall(text)  # (linear: quotes are not read, separators are)
     elif _NEEDS_SHLEX.search(text) and (_NEEDS_LEXER.search(text) or text.count("'") % 2):
         lex = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
         lex.whitespace_split = True

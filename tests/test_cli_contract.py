@@ -305,7 +305,8 @@ def test_calibrate_json_key_sets(tmp_path: Path) -> None:
     for i in range(3):
         fake_run(f"cal-{i}", wall_min=10 + i)
     out = json.loads(cli("calibrate", "--json", "--min-runs", "3").stdout)
-    assert set(out) == {"version", "min_runs", "buckets"} and out["version"] == 1 and out["min_runs"] == 3
+    assert set(out) == {"version", "min_runs", "buckets", "written"} and out["version"] == 1 and out["min_runs"] == 3
+    assert out["written"] is None  # (the buckets.yaml written, with --write)
     rows = {b["bucket"]: b for b in out["buckets"]}
     assert set(rows) == {"small", "medium", "big"}
     assert all(set(b) == CALIBRATE_BUCKET_KEYS and set(b["current"]) == TIMING_KEYS for b in rows.values())

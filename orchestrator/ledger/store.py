@@ -236,7 +236,7 @@ def refresh(
             size = files.events.stat().st_size if files.events.exists() else 0
         except OSError:
             stats.unreadable += 1
-            if os.path.lexists(folder / "state.json"):  # (no state.json: not a run, or one being made)
+            if os.path.lexists(files.state_json):  # (none: not a run, or one being made)
                 stats.unreadable_runs.append(folder.name)
             continue
         if known.get(folder.name) == (mtime, size):

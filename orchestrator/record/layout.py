@@ -11,6 +11,7 @@ from pathlib import Path
 
 EVENTS = "events.jsonl"
 CASE_YAML = "case.yaml"
+STATE_JSON = "state.json"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class RunDir(CaseFiles):
 
     @property
     def state_json(self) -> Path:
-        return self.path / "state.json"
+        return self.path / STATE_JSON
 
     @property
     def lock(self) -> Path:

@@ -23,7 +23,7 @@ from orchestrator.notify.channels import Notifier
 from orchestrator.notify.pages import redact_cut
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
-from orchestrator.record.layout import RunDir
+from orchestrator.record.layout import STATE_JSON, RunDir
 from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
 from orchestrator.runs import budget, evaluator, fleet, liveness
 from orchestrator.runs.executors import base as executors
@@ -47,7 +47,7 @@ def list_run_dirs() -> list[Path]:
             if where.exists() and not where.is_dir():
                 raise UserError(f"{where}: cannot use it as the state folder: not a folder")
         return []
-    names = sorted(e.name for e in os.scandir(root) if os.path.isfile(os.path.join(e.path, "state.json")))
+    names = sorted(e.name for e in os.scandir(root) if os.path.isfile(os.path.join(e.path, STATE_JSON)))
     return [root / name for name in names]  # (sorting names, not Paths: a tenth of the time at 3,000 runs)
 
 
