@@ -149,3 +149,25 @@ def test_follow_a_live_claude_run_waits_for_the_result(tmp_path: Path, repo: Pat
         "Exit code 2 1 failed",
     )
     assert line["line"].endswith("[error, exit 2] Exit code 2 1 failed")
+
+
+def test_follow_a_queued_run_counts_minutes_from_when_it_started(home: Path) -> None:
+    from orchestrator.runs.logs import tool_calls
+
+    d = fake_run("queued-1", state_name="queued")
+    st = json.loads((d / "state.json").read_text())
+    (d / "state.json").write_text(json.dumps(st | {"started_at": None}))  # queued: no start yet
+    import threading
+
+    rows = tool_calls(d, follow=True, poll_s=0.02, grace_s=0.1)
+    got: list[dict[str, Any]] = []
+    reader = threading.Thread(target=lambda: got.append(next(rows)))
+    reader.start()  # following from before the run started
+    time.sleep(0.5)
+    (d / "state.json").write_text(json.dumps(st | {"state": "running", "started_at": "2026-05-28T20:29:00Z"}))
+    _append(d, _use("a", "Bash", command="make"), _result("a", "ok"))  # at 20:30, a minute in
+    reader.join(timeout=30)
+    first = got[0]
+    assert first["minute"] == 1.0 and "+   1.0m" in first["line"], first
+    _end(d)
+    assert list(rows) == []

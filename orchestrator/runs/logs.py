@@ -119,7 +119,7 @@ def tool_calls(
         adapter = make_adapter(str(record.format), str(rd.clone))
     except ValueError:  # a record written by hand, or by something else than us
         raise UserError(f"{rd.state_json}: run {rd.run_id} names no known log format ({record.format!r})") from None
-    started = parse_ts(record.started_at) or 0.0
+    started = parse_ts(record.started_at)  # None while queued: read again as the run starts (-f)
     path = rd.events
     offset = 0
     waiting: deque[tuple[float, ToolCall]] = deque()  # (print by, call), in log order
@@ -137,9 +137,12 @@ def tool_calls(
         if not follow:
             break
         now = time.monotonic()
+        current = state_file.read(rd)
+        started = started if started is not None else parse_ts(current.started_at)
         while waiting and (_decided(waiting[0][1]) or waiting[0][0] <= now):
-            yield as_row(waiting.popleft()[1], started, waiting=True)
-        if state_file.read(rd).ended and (not path.exists() or path.stat().st_size == offset):
+            call = waiting.popleft()[1]
+            yield as_row(call, call.ts if started is None else started, waiting=True)
+        if current.ended and (not path.exists() or path.stat().st_size == offset):
             break
         if check is not None and offset == seen and now - checked_at >= CHECK_S:
             check()  # the log is quiet: is anything still running the agent?
@@ -147,4 +150,5 @@ def tool_calls(
         seen = offset
         time.sleep(poll_s)
     while waiting:
-        yield as_row(waiting.popleft()[1], started)
+        call = waiting.popleft()[1]
+        yield as_row(call, call.ts if started is None else started)
