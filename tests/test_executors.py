@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from orchestrator import config
 from orchestrator.infra.errors import UserError
 from orchestrator.record.model import Placement, RunRecord
 from orchestrator.runs.executors import base
+from tests.helpers import cli, ticket
 
 
 def _load(tmp_path: Path, text: str) -> config.UserConfig:
@@ -48,3 +50,27 @@ def test_a_record_picks_its_executor_and_says_where_it_runs() -> None:
     ex = base.for_record(remote)
     assert ex.kind == "ray" and not ex.clones_here and base.executes_on(remote) == "ray"
     assert not ex.alive(remote) and not ex.agent_alive(remote)  # no follower yet
+
+
+NO_RAY = """
+import importlib.abc, sys
+
+class _NoRay(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "ray" or name.startswith("ray."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+sys.meta_path.insert(0, _NoRay())
+"""
+
+
+def test_a_ray_executor_without_ray_installed_is_refused_at_launch(tmp_path: Path, repo: Path, home: Path) -> None:
+    blocker = tmp_path / "no-ray"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(NO_RAY)
+    cfg = home / "config.yaml"
+    cfg.write_text(json.dumps(json.loads(cfg.read_text()) | {"executor": {"kind": "ray", "address": "127.0.0.1:1"}}))
+    p = cli("launch", str(ticket(tmp_path, repo, "exit 0")), env={"PYTHONPATH": str(blocker)})
+    assert p.returncode == 2 and "executor kind ray needs Ray here: pip install -e '.[ray]'" in p.stderr, p.stderr
+    assert not (home / "runs").exists()  # nothing queued

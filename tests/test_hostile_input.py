@@ -222,6 +222,8 @@ def test_a_long_stdin_prompt_reaches_an_agent_that_prints_before_it_reads(
     assert json.loads((run / "state.json").read_text())["state"] == "succeeded"
     assert (run / "clone" / "prompt_len.txt").read_text() == str(len(body))
     assert len((run / "events.jsonl").read_text().splitlines()) == 2000
+    huge = cli("launch", str(ticket(tmp_path, repo, "z" * (5 * 2**20), name="huge")))  # kept in the record
+    assert huge.returncode == 2 and "a prompt is at most 4 MiB" in huge.stderr, huge.stderr
 
 
 def test_a_ticket_saved_with_a_byte_order_mark_is_read(tmp_path: Path, repo: Path, home: Path) -> None:

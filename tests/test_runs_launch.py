@@ -127,3 +127,26 @@ def test_bad_config_is_refused(tmp_path: Path, repo: Path, home: Path) -> None:
     p = cli("launch", str(ticket(tmp_path, repo, "do it")))
     assert p.returncode == 2
     assert "config.yaml:3:" in p.stderr and "command must be a non-empty list" in p.stderr
+
+
+def test_a_ticket_folder_and_a_linked_repo(tmp_path: Path, repo: Path, home: Path) -> None:
+    import os
+
+    link = tmp_path / "link-to-repo"
+    link.symlink_to(repo)
+    folder = tmp_path / "t-folder"
+    folder.mkdir()
+    ticket(folder, link, "exit 0").rename(folder / "ticket.md")  # a ticket's own folder, as --all finds it
+    p = cli("launch", str(folder))
+    assert p.returncode == 0, p.stderr
+    run_id = p.stdout.strip().splitlines()[-1]
+    # one repository, one spelling: the link is recorded as what it points at (max_parallel_per_repo)
+    assert json.loads((home / "runs" / run_id / "state.json").read_text())["repo"] == os.path.realpath(repo)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = cli("launch", str(empty))
+    assert p.returncode == 2 and "a folder, with no ticket.md in it" in p.stderr
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    p = cli("launch", str(fifo))
+    assert p.returncode == 2 and "not a regular file" in p.stderr

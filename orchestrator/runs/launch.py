@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -46,6 +47,7 @@ class Launched:
 
 
 MAX_ARG_BYTES = 128 * 1024  # Linux's limit on one argument (MAX_ARG_STRLEN), its final NUL included
+MAX_STDIN_PROMPT_CHARS = 4 * 2**20  # a prompt on stdin (a 300 MB one made every status take 4.5 s)
 
 
 @dataclass
@@ -92,6 +94,11 @@ def agent_command(ticket: tickets.Ticket, cfg: UserConfig, guidance_dir: Path | 
                 f"the agent can read), or set the profile's prompt: stdin"
             )
         argv.append(ticket.body)
+    elif len(ticket.body) > MAX_STDIN_PROMPT_CHARS:  # the record keeps the prompt: every pass reads it
+        raise UserError(
+            f"{ticket.path}: the ticket body is {len(ticket.body) // 2**20} MiB; a prompt is at most "
+            f"{MAX_STDIN_PROMPT_CHARS // 2**20} MiB: put the material in a file the agent can read"
+        )
     return AgentCommand(
         argv,
         profile.format,
@@ -216,6 +223,8 @@ def launch_many(
 ) -> list[Launched]:
     """Queue every ticket (each checked before any is queued), start what fits under the cap now
     (runs/fleet.py), and make sure a watcher runs, which starts the rest as slots free."""
+    if cfg.executor is not None and cfg.executor.kind == "ray" and not _importable("ray"):
+        raise UserError(f"{cfg.path}: executor kind ray needs Ray here: pip install -e '.[ray]' (or 'ray[default]')")
     checked = [_checked(ref, cfg) for ref in refs]
     check_targets(from_config(cfg), cfg)  # targets that could never be sent to are refused before anything runs
     queued: list[RunDir] = []
@@ -234,10 +243,10 @@ def launch_many(
             except OSError as exc:  # the runs are launched or queued; say why nobody may be watching them
                 sys.stderr.write(f"warning: could not start a background watcher: {exc}; run `watch` yourself\n")
     out = []
+    deadline = time.monotonic() + SUPERVISOR_START_TIMEOUT_S  # one wait for the batch, not one per run
     for rd in queued:
         record = state_file.read(rd)
         if wait and rd.path in started and record.spawned_at is not None:
-            deadline = time.monotonic() + SUPERVISOR_START_TIMEOUT_S
             while record.state == "launching" and time.monotonic() < deadline:
                 time.sleep(0.05)
                 record = state_file.read(rd)
@@ -257,6 +266,13 @@ def _agent_started(record: RunRecord) -> bool:
         return record.agent_pid is not None
     # on an engine the agent's pid is the node's: it started once the node said running, or it exited
     return record.state == "running" or record.exit_code is not None
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _checked(ref: str, cfg: UserConfig) -> tuple[tickets.Ticket, str | None]:

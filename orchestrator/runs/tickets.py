@@ -49,7 +49,8 @@ def local_repo(repo: str) -> Path | None:
     a queued run is cloned later by the watcher, from another folder. None: a URL or `host:path`."""
     if _SCHEME.match(repo) or re.match(r"^[^/]*:", repo):
         return None
-    return Path(os.path.abspath(os.path.expanduser(repo)))  # (and `a/./b/` is `a/b`: one repo, one spelling)
+    # (and `a/./b/` or a link to it is `a/b`: one repo, one spelling, for max_parallel_per_repo)
+    return Path(os.path.realpath(os.path.expanduser(repo)))
 
 
 @dataclass
@@ -122,6 +123,12 @@ def resolve(ref: str, cfg: UserConfig) -> Path:
     try:
         if path.is_file():
             return path
+        if path.is_dir():  # a ticket's own folder, as --all and an id find it (<folder>/ticket.md)
+            if (path / "ticket.md").is_file():
+                return path / "ticket.md"
+            raise UserError(f"{ref}: a folder, with no ticket.md in it")
+        if path.exists():
+            raise UserError(f"{ref}: not a regular file (a ticket is a Markdown file)")
     except OSError as exc:  # e.g. a name past the file system's limit
         raise UserError(f"{ref[:60]}{'...' if len(ref) > 60 else ''}: no such ticket file ({exc.strerror})") from None
     if TICKET_ID.match(ref) and cfg.tickets_dir:
