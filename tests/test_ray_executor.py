@@ -238,3 +238,41 @@ def test_a_worker_node_that_disappears_ends_its_run_lost(
 
 def _procs() -> list[psutil.Process]:
     return list(psutil.process_iter(["cmdline"]))
+
+
+def test_an_unreachable_cluster_ends_its_runs_lost_and_kill_still_works(tmp_path: Path, repo: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    home = orchestrator_home()
+    write_config(home)
+    cfg = json.loads((home / "config.yaml").read_text())
+    cfg["executor"] = {"kind": "ray", "address": "127.0.0.1:1", "resources": {"agent_slot": 1}}  # nobody there
+    (home / "config.yaml").write_text(json.dumps(cfg))
+    ray_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    env = {**os.environ, "ORCHESTRATOR_RAY_CONNECT_SECONDS": "20", "RAY_TMPDIR": ray_tmp}
+    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    tickets = [str(ticket(tmp_path, repo, "exit 0", name=n)) for n in ("ua", "ub")]
+    t0 = time.monotonic()
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator", "launch", *tickets], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait(lambda: len(list((home / "runs").glob("*/state.json"))) == 2, timeout=30, what="two runs")
+        ua, ub = sorted(p.name for p in (home / "runs").iterdir())
+        wait(lambda: state(home, ua)["state"] == "launching", timeout=30, what="ua handed over")
+        k = cli("kill", ua)  # while the driver still waits for the cluster
+        assert k.returncode == 0, k.stderr
+        assert state(home, ua)["state"] == "killed" and "before it started on Ray" in state(home, ua)["reason"]
+        wait(lambda: _ended(home, ub), timeout=60, what="ub to end")
+        assert time.monotonic() - t0 < 60  # not Ray's own many minutes of retries
+        assert state(home, ub)["state"] == "lost"
+        assert "the Ray cluster at 127.0.0.1:1 could not be reached within 20 s" in state(home, ub)["reason"]
+        launcher.communicate(timeout=60)
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from orchestrator.runs.supervisor import _register
 
 MUX_DIRNAME = "ray-mux"
 IDLE_EXIT_S = 30.0  # with nothing to follow this long, the driver leaves (the next launch starts one)
+CONNECT_TIMEOUT_S = 60.0  # ray.init's own retries last many minutes ($ORCHESTRATOR_RAY_CONNECT_SECONDS)
 LOCK_WAIT_S = 60.0
 
 
@@ -260,6 +262,47 @@ def _unreachable(d: Path, me: proc.ProcRef, runs: dict[str, Follow], why: str) -
             return 1
 
 
+def _connect_timeout() -> float:
+    try:
+        return max(1.0, float(os.environ.get("ORCHESTRATOR_RAY_CONNECT_SECONDS") or CONNECT_TIMEOUT_S))
+    except ValueError:
+        return CONNECT_TIMEOUT_S
+
+
+def _while_connecting(d: Path, me: proc.ProcRef, runs: dict[str, Follow], address: str, guard: Any) -> None:
+    """While ray.init waits (an address nobody answers at: Ray retries for many minutes), the runs
+    handed over are still adopted, a kill still ends its run, and past the deadline every run ends
+    `lost` and this driver leaves."""
+    deadline = time.monotonic() + _connect_timeout()
+    while True:
+        time.sleep(0.5)
+        with guard:
+            if guard.connected:
+                return
+            _adopt(d, me, runs)
+            for key, f in list(runs.items()):
+                _stop_while_starting(f)
+                if f.phase == "done":
+                    del runs[key]
+            if time.monotonic() > deadline:
+                why = f"the Ray cluster at {address} could not be reached within {_connect_timeout():g} s"
+                _unreachable(d, me, runs, why)
+                os._exit(1)  # (ray.init is still waiting in the main thread)
+
+
+class _Guard:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.connected = False
+
+    def __enter__(self) -> _Guard:
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
 def serve(d: Path, address: str) -> int:
     import ray  # the `ray` extra
 
@@ -268,11 +311,17 @@ def serve(d: Path, address: str) -> int:
     me = proc.ProcRef.of(os.getpid())
     runs: dict[str, Follow] = {}
     _adopt(d, me, runs)  # registered before connecting: launch and the watcher see a supervisor at once
+    guard = _Guard()
+    threading.Thread(target=_while_connecting, args=(d, me, runs, address, guard), daemon=True).start()
     try:
         ray.init(address=address or None, log_to_driver=False, logging_level=logging.ERROR, namespace="orchestrator")
     except Exception as exc:
+        with guard:
+            guard.connected = True  # (the watch stands down: this thread ends the runs)
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
         return _unreachable(d, me, runs, f"the Ray cluster at {address} could not be reached: {first}")
+    with guard:
+        guard.connected = True
     actor_cls = ray.remote(num_cpus=0, max_restarts=0)(RunActor)
     for f in list(runs.values()):
         _guarded(f, _place, actor_cls, time.monotonic())
