@@ -246,7 +246,10 @@ def watch(
 
 @app.command()
 def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")]) -> None:
-    """Stop a run's whole process tree (SIGINT, SIGTERM, SIGKILL, confirmed) and record `killed`.
+    """Stop a run's agent, its process tree and session (SIGINT, SIGTERM, SIGKILL, confirmed) and record `killed`.
+
+    A process the agent moved into a session of its own outside the clone (`setsid`) is not
+    found; the supervisor's log names what it left running.
 
     A run whose supervisor and agent have both died already (no watcher saw it)
     is recorded `lost`, as a watcher pass would record it, and left as it is.

@@ -264,3 +264,18 @@ def test_the_daily_ceiling_waits_for_a_just_ended_runs_spend_before_it_decides()
     assert choose([spent, waiting], cfg, now) == []
     cfg.daily_max_usd = None
     assert choose([ended_uncounted, waiting], cfg, now) == ["q"]  # no ceiling: nothing to wait for
+
+
+def test_a_run_started_again_from_the_queue_drops_the_reason_it_was_requeued_for(tmp_path: Path, repo: Path) -> None:
+    from orchestrator.record import state_file
+    from orchestrator.record.layout import RunDir
+    from orchestrator.record.model import RunRecord
+    from orchestrator.runs.launch import _prepare
+
+    rd = RunDir(tmp_path / "rq-1")
+    rd.path.mkdir()
+    why = "its start was interrupted before the agent started; queued again"
+    record = RunRecord(run_id="rq-1", state="launching", repo=str(repo), admission=2, requeued=1, reason=why)
+    state_file.write(rd, record)
+    started = _prepare(rd, record, 2)
+    assert started.spawned_at is not None and started.reason is None and started.requeued == 1

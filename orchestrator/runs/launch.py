@@ -374,6 +374,7 @@ def _prepare(rd: RunDir, record: RunRecord, token: int) -> RunRecord:
         os.rename(attempt, rd.clone)
         r.executor = msgspec.structs.replace(executors.placement(r), where=executors.this_host())
         r.started_at = r.spawned_at = state_file.utcnow()  # the clock starts when the agent can start
+        r.reason = None  # ("queued again" from an interrupted start: `requeued` counts those)
         return True
 
     rd.tracked.write_text("".join(p + "\n" for p in tracked), encoding="utf-8")
