@@ -101,7 +101,7 @@ class Clone:
             "flagged": self.flagged,
             "ended_at": self.ended_at,
             "age_days": round(self.age_days, 2),
-            "keep_days": self.keep_days,
+            "keep_days": float(self.keep_days),
             "size_bytes": self.size.bytes,
             "frees_bytes": self.size.frees,
             "files": self.size.files,
@@ -120,7 +120,7 @@ class Clone:
             "state": self.state,
             "flagged": self.flagged,
             "age_days": round(self.age_days, 2),
-            "keep_days": self.keep_days,
+            "keep_days": float(self.keep_days),
             "due_in_days": round(left, 2),
         }
 
@@ -141,8 +141,8 @@ class Plan:
         done = [c for c in self.due if c.removed]
         return {
             "dry_run": dry_run,
-            "keep_days": self.retention.days,
-            "keep_days_flagged": self.retention.flagged_days,
+            "keep_days": float(self.retention.days),
+            "keep_days_flagged": float(self.retention.flagged_days),
             "clones": [c.to_dict() for c in self.due],
             "removed": len(done),
             "size_bytes": self.total.bytes,
