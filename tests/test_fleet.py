@@ -61,7 +61,8 @@ def test_the_per_repo_cap_sees_one_repo_through_its_spellings() -> None:
     ]:
         s = seats(("a", "running", running, 0, 1), ("q", "queued", queued, 10, None))
         assert choose(s, cfg, now=100) == [], (running, queued)
-    for running, queued in [("/src/app", "/src/app.git"), ("https://h/o/app", "https://h/o/app2"), ("/a/r", "/b/r")]:
+    others = [("/src/app", "/src/app.git"), ("https://h/o/app", "https://h/o/app2"), ("/a/r", "/b/r")]
+    for running, queued in [*others, ("ssh://[::1]/a", "ssh://[::2]/a")]:
         s = seats(("a", "running", running, 0, 1), ("q", "queued", queued, 10, None))
         assert choose(s, cfg, now=100) == ["q"], (running, queued)
 

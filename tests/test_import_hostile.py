@@ -44,14 +44,18 @@ def _import(log: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[st
 
 def test_secrets_are_redacted_in_the_case_and_calls_stay_paired(tmp_path: Path) -> None:
     log = tmp_path / "s.jsonl"
-    log.write_text("".join(json.dumps(x) + "\n" for x in _transcript()))
+    records = _transcript()
+    connect = {"type": "tool_use", "id": "toolu_9", "name": "mcp__db__connect", "input": {"password": "Tr0ub4dor&3h"}}
+    records.append({"type": "assistant", "timestamp": "2026-01-01T00:04:00.000Z", "message": {"content": [connect]}})
+    log.write_text("".join(json.dumps(x) + "\n" for x in records))
     p = _import(log, tmp_path / "case")
     assert p.returncode == 0, p.stderr
-    assert "3 tool calls" in p.stdout and "secrets redacted in 3 strings" in p.stdout
+    assert "4 tool calls" in p.stdout and "secrets redacted in 4 strings" in p.stdout
     written = (tmp_path / "case" / "events.jsonl").read_text()
     assert TOKEN[13:30] not in written and "toolu_01AbCdEfGhIjKlMnOpQrSt2" in written  # ids are left alone
+    assert "Tr0ub4dor" not in written  # a secret only its key names
     r = json.loads(cli("replay", str(tmp_path / "case"), "--json").stdout)
-    assert r["tool_calls"] == 3
+    assert r["tool_calls"] == 4
 
 
 def test_a_byte_order_mark_does_not_cost_the_first_line(tmp_path: Path) -> None:

@@ -154,3 +154,27 @@ def test_the_real_subagent_transcript_merges(tmp_path: Path) -> None:
     assert sum(1 for e in events if e["data"].get("agentId") == "a2898e3") == n
     r = json.loads(cli("replay", str(out), "--json").stdout)
     assert r["tool_calls"] > 0
+
+
+def test_a_session_with_more_subagent_files_than_open_files_allowed(tmp_path: Path) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    main = _session(tmp_path)
+    sub = main.parent / SESSION / "subagents"
+    for i in range(300):
+        _write(sub / f"agent-x{i:04d}.jsonl", _call(100 + i, f"x{i}", "Read", {"file_path": f"{CWD}/f{i}.py"}, "x"))
+
+    def few_files() -> None:  # 300 subagent files and 128 descriptors: they are never all open at once
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+    argv = ["corpus", "import", str(main), "--format", "claude-transcript", "--bucket", "small"]
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", *argv, "--out", str(tmp_path / "case")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, preexec_fn=few_files,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "306 tool calls" in p.stdout, p.stdout

@@ -71,6 +71,16 @@ def test_a_whole_session_bill_gives_way_to_an_override_and_is_never_added_to_it(
     assert prices.cost(s, {}) == (0.39, [])  # the agent's own figure
     mine = {"claude-sonnet-4-5": (3.0, 15.0, 0.3, 3.75)}
     assert prices.cost(s, mine) == (pytest.approx((468 * 3 + 1560 * 15 + 351_000 * 0.3) / 1e6), [])
+    # two sessions: one billed sonnet by itself ($1), one billed sonnet and haiku as a whole ($0.50);
+    # an override of haiku cannot split the whole bill: every model is priced at its rates, none dropped
+    two = _spend("claude-sonnet-4-5", [1_000_000, 0, 0, 0, 0])
+    two.add("claude-haiku-4-5", [1_000_000, 0, 0, 0, 0])
+    two.reported.update({"claude-sonnet-4-5": 1.0, "claude-haiku-4-5": 0.0})
+    two.unattributed_usd = 0.5
+    haiku = {"claude-haiku-4-5": (0.8, 4.0, 0.08, 1.0)}
+    sonnet_rates = prices.database_rates("claude-sonnet-4-5", "anthropic")
+    assert sonnet_rates is not None
+    assert prices.cost(two, haiku) == (pytest.approx(sonnet_rates.input + 0.8), [])
 
 
 def test_an_override_prices_a_model_the_database_does_not_know(tmp_path: Path) -> None:

@@ -131,7 +131,9 @@ def test_hanging_endpoint_fails_at_the_deadline_and_is_retried_with_the_same_key
 ) -> None:
     slow.delay = 60.0
     run_dir = tripped_run(home, "r-hang")
-    n = Notifier(targets=[Target(slow.url)], timeout_s=1.0, retry_initial_s=0.3, retry_max_s=0.3)
+    # 3 s: an attempt's sender process starts, imports apprise and reaches the receiver well within it
+    # even on a loaded machine (at 1 s, one attempt was cut before it had sent anything)
+    n = Notifier(targets=[Target(slow.url)], timeout_s=3.0, retry_initial_s=0.3, retry_max_s=0.3)
     t0 = time.monotonic()
     first = delivery.start(run_dir, "spiral", n, background=True)
     assert first.wait(0.1) == "in flight" and time.monotonic() - t0 < 1.0  # the caller goes on

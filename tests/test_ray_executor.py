@@ -276,3 +276,32 @@ def test_an_unreachable_cluster_ends_its_runs_lost_and_kill_still_works(tmp_path
         if launcher.poll() is None:
             launcher.kill()
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_the_connect_watch_outlives_a_run_whose_folder_is_gone(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    (tmp_path / "mux" / "spool").mkdir(parents=True)
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from orchestrator.infra import proc\n"
+        "from orchestrator.record.layout import RunDir\n"
+        "from orchestrator.runs.executors import mux\n"
+        f"d = Path({str(tmp_path / 'mux')!r})\n"
+        f"runs = {{'gone.1': mux.Follow(RunDir(Path({str(tmp_path / 'gone')!r})), 1)}}\n"
+        "import threading, time\n"
+        "args = (d, proc.ProcRef.of(os.getpid()), runs, '127.0.0.1:1', mux._Guard())\n"
+        "threading.Thread(target=mux._while_connecting, args=args, daemon=True).start()  # as serve runs it\n"
+        "time.sleep(20)  # (ray.init, waiting)\n"
+        "sys.exit(5)  # never: the watch ends the process itself\n"
+    )
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "ORCHESTRATOR_RAY_CONNECT_SECONDS": "1"},
+    )  # fmt: skip
+    assert p.returncode == 1 and time.monotonic() - t0 < 30, p.stderr

@@ -109,9 +109,22 @@ def test_what_orjson_refuses_is_still_read_as_the_json_module_reads_it(tmp_path:
 
 
 def test_a_shared_read_is_read_again_only_when_the_record_was_written(tmp_path: Path) -> None:
+    import os
+    import time
+
     rd = write(tmp_path / "zz-run", {"state": "running", "bucket": "small"})
+    long_ago = time.time() - 60
+    os.utime(rd.state_json, (long_ago, long_ago))
     first = state_file.read_shared(rd)
-    assert state_file.read_shared(rd) is first  # unchanged: the same record, not read again
+    assert state_file.read_shared(rd) is first  # unchanged, written well before: the same record, not read again
+    # a file system keeping whole seconds: a rewrite in place of the same size within the same second
+    # leaves the same identity; a record read less than RACY_S after its mtime is not trusted by it
+    rd.state_json.write_text(json.dumps({"state": "running", "bucket": "small", "reason": "a"}))
+    now = rd.state_json.stat().st_mtime_ns
+    assert state_file.read_shared(rd).reason == "a"
+    rd.state_json.write_text(json.dumps({"state": "running", "bucket": "small", "reason": "b"}))
+    os.utime(rd.state_json, ns=(now, now))
+    assert state_file.read_shared(rd).reason == "b"
     state_file.update(rd, lambda r: setattr(r, "reason", "moved on"))
     again = state_file.read_shared(rd)
     assert again is not first and again.reason == "moved on"
@@ -122,3 +135,14 @@ def test_a_shared_read_is_read_again_only_when_the_record_was_written(tmp_path: 
     rd.state_json.unlink()
     with pytest.raises(UserError, match="no state.json"):
         state_file.read_shared(rd)
+
+
+def test_a_fifo_in_place_of_a_record_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    import os
+
+    run = tmp_path / "fifo-run"
+    run.mkdir()
+    os.mkfifo(run / "state.json")  # nobody writes it: an open that waits would wait for ever
+    for read in (state_file.read, state_file.read_shared):
+        with pytest.raises(UserError, match="not a regular file"):
+            read(RunDir(run))

@@ -146,6 +146,21 @@ def test_a_ticket_folder_and_a_linked_repo(tmp_path: Path, repo: Path, home: Pat
     empty.mkdir()
     p = cli("launch", str(empty))
     assert p.returncode == 2 and "a folder, with no ticket.md in it" in p.stderr
+    # an id is still looked up in tickets_dir when a folder of that name happens to be where launch runs
+    tickets_dir = tmp_path / "tickets"
+    tickets_dir.mkdir()
+    ticket(tickets_dir, repo, "exit 0", name="t9")
+    cfg = json.loads((home / "config.yaml").read_text())
+    (home / "config.yaml").write_text(json.dumps(cfg | {"tickets_dir": str(tickets_dir)}))
+    (tmp_path / "t9").mkdir()
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "launch", "t9"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
     fifo = tmp_path / "fifo.md"
     os.mkfifo(fifo)
     p = cli("launch", str(fifo))

@@ -206,6 +206,9 @@ def test_every_gate_lets_through_every_text_its_pattern_would_change() -> None:
     from tests.secret_shapes import HEALTHY, SHAPES
 
     texts = [text for _, text, _ in SHAPES] + list(HEALTHY)
+    # letters IGNORECASE folds to ASCII and str.lower() does not (dotless i, long s, dotted capital I)
+    texts += ["paſſword=hunter2hunter2", "ſecret: abcd1234", "credentıals=abcd1234", "credentİal=abcd1234"]
+    texts += ["--paſſword hunter2hunter2", "--ſecret=abcd1234", "KEY=\u212aabcd1234", "aPİ_KEY=abcd1234efgh"]
     texts += [f"{a} && {b}" for a in texts[:40] for b in texts[-40:]]
     for original in texts:
         text = original

@@ -68,11 +68,12 @@ def test_analyse_heredoc_body_is_not_a_script() -> None:
 
 
 def test_a_huge_command_is_read_for_its_facts_from_its_start_only() -> None:
-    # a 12 MB command split into words cost ~18 bytes a character (1.8 GB for 50 MB); the facts a loop
-    # repeats come first, and the rest is not split
-    head = "cd sub && sleep 5 && python tmp_probe.py; "
-    huge = head + "echo " + "ab cd " * 2_000_000
-    facts = analyse(huge)
-    assert facts == analyse(huge[:ANALYSED_CHARS])
-    assert facts.script == "sub/tmp_probe.py" and facts.sleep_s == 5
-    assert is_request("Bash", "bash -lc 'curl -s localhost:8080/health; " + "x " * 2_000_000 + "'")
+    # split into words, a command costs ~18 bytes a character (1.8 GB for 50 MB): what lies past its
+    # first ANALYSED_CHARS is not read, what lies before is, cached or not
+    words = "echo " + "ab cd " * (ANALYSED_CHARS // 6)
+    assert len(words) > ANALYSED_CHARS
+    late = analyse("cd sub && sleep 5 && " + words + "; python tmp_late.py")
+    assert late.script is None and late.sleep_s == 5  # the script after the cut is not seen
+    mid = analyse("sleep 2; " + "echo " + "ab cd " * 20_000 + "; python tmp_mid.py")  # past the cache's bound only
+    assert mid.script == "tmp_mid.py" and mid.sleep_s == 2
+    assert is_request("Bash", "bash -lc 'curl -s localhost:8080/health; " + "x " * ANALYSED_CHARS + "'")

@@ -16,7 +16,7 @@ import orjson
 
 from orchestrator.corpus.case import SCOPE_GLOB
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.redaction import redact
+from orchestrator.infra.redaction import redact, secret_name
 from orchestrator.record.case_file import with_scope, write_case
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS, make_adapter
@@ -160,9 +160,9 @@ def _merged(
     """The session's records and its subagents' merged in time order (the session's first at a tie),
     each file streamed; `count` adds up the subagent files' lines."""
     streams = [main]
-    for path in files:
+    for path in files:  # read whole (a subagent's file is small; a session may have a thousand: never all open)
         start, _, _ = _opening(path)
-        streams.append(_timed(_records(path, count), start, spacing))
+        streams.append(iter(list(_timed(_records(path, count), start, spacing))))
     tagged = (((ts, i, j, obj) for j, (ts, obj) in enumerate(stream)) for i, stream in enumerate(streams))
     return ((ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3]))
 
@@ -203,6 +203,15 @@ def _write_events(timed: Iterable[tuple[float, Any]], dest: BinaryIO, adapter: A
 _ID_KEY = re.compile(r"(?:^|_)(?:id|uuid)$|(?:Id|ID|Uuid)$|^(?:signature|encrypted_content)$", re.I)
 
 
+def _entry(key: Any, value: Any, counter: list[int]) -> Any:
+    if isinstance(key, str) and _ID_KEY.search(key):
+        return value
+    if isinstance(key, str) and isinstance(value, str) and len(value) >= 4 and secret_name(key):
+        counter[0] += 1  # {"password": "..."}: the value is a secret by its key alone
+        return "[REDACTED]"
+    return _redacted(value, counter)
+
+
 def _redacted(obj: Any, counter: list[int]) -> Any:
     if isinstance(obj, str):
         clean = redact(obj)
@@ -210,7 +219,7 @@ def _redacted(obj: Any, counter: list[int]) -> Any:
             counter[0] += 1
         return clean
     if isinstance(obj, dict):
-        return {k: v if isinstance(k, str) and _ID_KEY.search(k) else _redacted(v, counter) for k, v in obj.items()}
+        return {k: _entry(k, v, counter) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_redacted(v, counter) for v in obj]
     return obj

@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -96,35 +96,32 @@ def run_watched(
         env=clean_env(env), start_new_session=True,
     )  # fmt: skip
     assert p.stderr is not None
-    fd, last, tail = p.stderr.fileno(), [time.monotonic()], bytearray()
-
-    def read() -> None:
-        with contextlib.suppress(OSError):  # (closed below, if something it started still held it)
-            for chunk in iter(lambda: os.read(fd, 4096), b""):
-                last[0] = time.monotonic()
+    fd, last, tail, why, exited_at = p.stderr.fileno(), time.monotonic(), bytearray(), None, None
+    try:  # one thread: stderr read as it comes (select), the process polled between reads
+        while why is None:
+            if select.select([fd], [], [], 0.5)[0]:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    p.wait(timeout=stall_s)  # stderr closed: the process is ending
+                    break
+                last = time.monotonic()
                 tail.extend(chunk)
                 del tail[:-8192]
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    why = None
-    try:
-        while why is None:
-            try:
-                p.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if stop is not None and stop():
+            elif p.poll() is not None:
+                exited_at = exited_at or time.monotonic()
+                if time.monotonic() - exited_at > 2:
+                    break  # it exited and something it started still holds stderr open
+            elif stop is not None and stop():
                 why = "stopped"
-            elif time.monotonic() - last[0] > stall_s:
+            elif time.monotonic() - last > stall_s:
                 why = f"no progress for {stall_s:g} s"
+    except subprocess.TimeoutExpired:
+        why = f"no progress for {stall_s:g} s"
     finally:
         if p.poll() is None:
             with contextlib.suppress(OSError):
                 os.killpg(p.pid, signal.SIGKILL)  # it leads its own session: the transport's helpers too
             p.wait()
-        reader.join(timeout=5)
         p.stderr.close()
     return p.returncode, bytes(tail), why
 

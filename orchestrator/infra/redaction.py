@@ -164,9 +164,21 @@ _ASSIGN = re.compile(r"(?i)(?:" + _KEY_WORDS + r")[A-Za-z0-9_.\-]*['\"]?\s*(?:=|
 _FLAG = re.compile(r"(?i)-[A-Za-z0-9_\-]{0,80}?(?:" + _KEY_WORDS + r")")  # a flag holding a key word
 
 
+# what re's IGNORECASE takes for an ASCII letter and str.lower() does not: dotless i, long s, and the
+# combining dot that "İ".lower() leaves after its i
+_FOLD = {0x131: "i", 0x17F: "s", 0x307: None}
+
+
 def _key_part(text: str) -> bool:
     low = text.lower()
+    if not low.isascii():
+        low = low.translate(_FOLD)
     return any(part in low for part in _KEY_PARTS)
+
+
+def secret_name(name: str) -> bool:
+    """A mapping's key that names a secret (`password`, `api_key`, `authToken`...), as `name=` would."""
+    return _ASSIGN.search(name + "=") is not None
 
 
 def _assign_gate(text: str) -> bool:

@@ -175,8 +175,9 @@ def cost(
     # beside it (that would count the same tokens twice)
     billed_whole = [m for m, usd in reported.items() if usd == 0.0] if spend.unattributed_usd else []
     if any(override_for(m, overrides) is not None for m in billed_whole):
-        total = 0.0
-        reported = {m: usd for m, usd in reported.items() if m not in billed_whole}
+        # which tokens that bill covered cannot be told apart from another session's of the same model:
+        # every model is priced at its rates (config.yaml's, else the database's), none by a bill
+        total, reported = 0.0, {}
     unpriced = []
     for model in spend.models():
         rows = [(tier, counts) for (m, tier), counts in spend.rows.items() if m == model]

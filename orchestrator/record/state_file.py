@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
@@ -73,13 +74,36 @@ def locked(run: RunDir | Path) -> Iterator[None]:
 
 def read(run: RunDir | Path) -> RunRecord:
     rd = RunDir.of(run)
+    data = _opened(rd, None)[1]
+    assert data is not None  # (nothing known: always read)
+    return _record(rd, data)
+
+
+def _opened(rd: RunDir, known: tuple[tuple[int, ...], RunRecord, float] | None) -> tuple[tuple[int, ...], bytes | None]:
+    """(state.json's identity, its bytes, or None when `known` was read from this same file and is
+    trusted). Opened without blocking (a FIFO put in its place must not hold a pass for ever), and only
+    a regular file is read."""
     try:
-        data = rd.state_json.read_bytes()
+        fd = os.open(rd.state_json, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise UserError(f"{rd.run_id}: no state.json in {rd.path}") from None
     except OSError as exc:
         raise StateError(rd.state_json, "read the run's state", exc) from None
-    return _record(rd, data)
+    try:
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+        # a record is trusted by its identity only once its mtime is well before it was read: a file
+        # system that keeps whole seconds gives two writes within one the same mtime (git's "racily clean")
+        if known is not None and known[0] == key and known[2] - st.st_mtime > RACY_S:
+            return key, None
+        if not stat.S_ISREG(st.st_mode):
+            raise UserError(f"{rd.state_json}: state file is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return key, f.read()
+    except OSError as exc:
+        raise StateError(rd.state_json, "read the run's state", exc) from None
+    finally:
+        os.close(fd)
 
 
 def _record(rd: RunDir, data: bytes) -> RunRecord:
@@ -96,9 +120,10 @@ def _record(rd: RunDir, data: bytes) -> RunRecord:
         raise UserError(f"{rd.state_json}: {exc}") from None
 
 
-# state.json path -> (its identity when read, the record): for read-only callers, see read_shared
-_SHARED: dict[str, tuple[tuple[int, int, int, int], RunRecord]] = {}
+# state.json path -> (its identity when read, the record, when it was read): see read_shared
+_SHARED: dict[str, tuple[tuple[int, ...], RunRecord, float]] = {}
 _SHARED_CAP = 50_000
+RACY_S = 2.0
 
 
 def read_shared(run: RunDir | Path) -> RunRecord:
@@ -107,30 +132,16 @@ def read_shared(run: RunDir | Path) -> RunRecord:
     a caller must not change it (`read` gives a private copy to change and write back)."""
     rd = RunDir.of(run)
     path = str(rd.state_json)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise UserError(f"{rd.run_id}: no state.json in {rd.path}") from None
-    except OSError as exc:
-        raise StateError(rd.state_json, "read the run's state", exc) from None
-    try:
-        st = os.fstat(fd)
-        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
-        known = _SHARED.get(path)
-        if known is not None and known[0] == key:
-            return known[1]
-        if not stat.S_ISREG(st.st_mode):
-            raise UserError(f"{rd.state_json}: state file is not a file")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise StateError(rd.state_json, "read the run's state", exc) from None
-    finally:
-        os.close(fd)
+    known = _SHARED.get(path)
+    now = time.time()
+    key, data = _opened(rd, known)
+    if data is None and known is not None:
+        return known[1]
+    assert data is not None
     record = _record(rd, data)
     if len(_SHARED) >= _SHARED_CAP:
         _SHARED.clear()
-    _SHARED[path] = (key, record)
+    _SHARED[path] = (key, record, now)
     return record
 
 

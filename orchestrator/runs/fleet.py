@@ -137,7 +137,9 @@ def repo_key(repo: str) -> str:
     if m := _URL.match(repo):
         if m["scheme"].lower() == "file":
             return _local_key(urllib.parse.unquote(m["path"]))
-        host = m["host"].lower().rsplit(":", 1)[0] if m["scheme"].lower() in ("ssh", "git+ssh") else m["host"].lower()
+        host = m["host"].lower()
+        if m["scheme"].lower() in ("ssh", "git+ssh"):
+            host = re.sub(r":\d+$", "", host)  # the port ([::1] keeps its colons)
         return f"{host}/{_server_path(m['path'])}"
     if m := _SCP.match(repo):
         return f"{m['host'].lower()}/{_server_path(m['path'])}"

@@ -123,11 +123,11 @@ def resolve(ref: str, cfg: UserConfig) -> Path:
     try:
         if path.is_file():
             return path
-        if path.is_dir():  # a ticket's own folder, as --all and an id find it (<folder>/ticket.md)
-            if (path / "ticket.md").is_file():
-                return path / "ticket.md"
+        if path.is_dir() and (path / "ticket.md").is_file():  # a ticket's own folder, as --all finds it
+            return path / "ticket.md"
+        if path.is_dir() and not (TICKET_ID.match(ref) and cfg.tickets_dir):  # (else: an id, looked up below)
             raise UserError(f"{ref}: a folder, with no ticket.md in it")
-        if path.exists():
+        if path.exists() and not path.is_dir():
             raise UserError(f"{ref}: not a regular file (a ticket is a Markdown file)")
     except OSError as exc:  # e.g. a name past the file system's limit
         raise UserError(f"{ref[:60]}{'...' if len(ref) > 60 else ''}: no such ticket file ({exc.strerror})") from None

@@ -255,7 +255,10 @@ def _unreachable(d: Path, me: proc.ProcRef, runs: dict[str, Follow], why: str) -
     """No cluster: every run handed over ends `lost` with the reason, then this driver leaves."""
     while True:
         for f in runs.values():
-            fw.end_here(f.rd, "lost", why)
+            try:
+                fw.end_here(f.rd, "lost", why)
+            except Exception as exc:  # (a folder removed meanwhile: the others still end)
+                _note(f"{f.rd.run_id}: its ending could not be recorded: {fw.one_line(exc)}")
         runs.clear()
         _adopt(d, me, runs)
         if not runs and _retire(d, me):
@@ -279,15 +282,20 @@ def _while_connecting(d: Path, me: proc.ProcRef, runs: dict[str, Follow], addres
         with guard:
             if guard.connected:
                 return
-            _adopt(d, me, runs)
+            try:
+                _adopt(d, me, runs)
+            except Exception as exc:  # (the spool, next time round)
+                _note(f"adopting while connecting: {fw.one_line(exc)}")
             for key, f in list(runs.items()):
-                _stop_while_starting(f)
+                _guarded(f, _stop_while_starting)  # one run's trouble ends that run, never this watch
                 if f.phase == "done":
                     del runs[key]
             if time.monotonic() > deadline:
-                why = f"the Ray cluster at {address} could not be reached within {_connect_timeout():g} s"
-                _unreachable(d, me, runs, why)
-                os._exit(1)  # (ray.init is still waiting in the main thread)
+                try:
+                    why = f"the Ray cluster at {address} could not be reached within {_connect_timeout():g} s"
+                    _unreachable(d, me, runs, why)
+                finally:
+                    os._exit(1)  # (ray.init is still waiting in the main thread)
 
 
 class _Guard:
