@@ -141,7 +141,7 @@ def test_hanging_endpoint_fails_at_the_deadline_and_is_retried_with_the_same_key
     assert again.wait(1) == "skipped: in flight (another sender holds its lease)"  # not started twice
     outcome = first.wait(10)
     took = time.monotonic() - t0
-    assert outcome.startswith("failed: delivery to") and 0.9 <= took < 5, (outcome, took)
+    assert outcome.startswith("failed: delivery to") and 2.9 <= took < 9, (outcome, took)
     rec = state(home, "r-hang")["notices"]["spiral"]
     assert rec["attempts"] == 1 and not rec["delivered"] and rec["claim"] is None and rec["next_attempt_at"]
     assert delivery.deliver(run_dir, "spiral", n) == "skipped: waiting to retry"
