@@ -84,6 +84,7 @@ class Outcome:
     final_error: bool = False
     final_status: int | None = None
     final_message: str | None = None
+    final_in_episode: bool = False  # the final record came while the agent was retrying its model API
     episodes: list[ProviderEpisode] = field(default_factory=list)
     # Claude's tool_use ids: the last _IDS for de-duplication (a block repeated on another line of its
     # message comes on the next lines: measured 0 calls back), and how many distinct ids were seen
@@ -232,6 +233,7 @@ class Outcome:
         self.final_seen, self.final_error = True, is_error
         self.final_status, self.final_message = status, message
         ep = self.provider
+        self.final_in_episode = ep is not None
         if ep is not None:
             ep.ended = ts
             if is_error and status is None:
@@ -242,11 +244,17 @@ class Outcome:
     def ending(self, exit_code: int) -> tuple[str, str] | None:
         """(state, reason) when the log tells a truer story than the exit code; None otherwise."""
         last = self.episodes[-1] if self.episodes else None
-        provider_failed = self.final_error and (self.final_status is not None or last is not None)
-        if provider_failed or (exit_code != 0 and last is not None and last.ended is None):
+        # an episode the agent had come through (answers since) has nothing to do with a later error
+        provider_failed = self.final_error and (self.final_status is not None or self.final_in_episode)
+        open_at_exit = last is not None and last.ended is None
+        if provider_failed or (exit_code != 0 and open_at_exit):
+            last = last if self.final_in_episode or open_at_exit else None
             status = self.final_status if self.final_status is not None else (last.status if last else None)
             error = last.error if last is not None else None
-            reason = f"provider: {_what(status, error)}"
+            what = _what(status, error)
+            if status is None and error in (None, "unknown") and self.final_message:
+                what = " ".join(self.final_message.split())[:160]  # no status to name: the agent's own words
+            reason = f"provider: {what}"
             if last is not None and last.attempt:
                 reason += f" after {last.attempt} retr{'y' if last.attempt == 1 else 'ies'}"
             return "failed", reason

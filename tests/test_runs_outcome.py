@@ -127,6 +127,28 @@ def test_an_episode_that_recovers_is_blocked_time_not_an_ending() -> None:
     assert [blocked_before(o.blocked_intervals(1000), t) for t in (100, 200, 300, 900)] == [0, 80, 180, 180]
 
 
+def test_a_recovered_episode_is_not_blamed_for_a_later_error() -> None:
+    malformed = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "api_error_status": None,
+        "result": "API Error: API returned an empty or malformed response (HTTP 200)",
+    }
+    # 429s, then answers (the episode ends), then an error of another kind with no status
+    o = outcome_of([SESSION, retry(1), retry(2), retry(3), tool_use(1, "ls"), tool_use(2, "pytest"), malformed])
+    assert o.ending(1) == ("failed", "agent reported an error: " + malformed["result"])
+
+
+def test_a_provider_failure_with_no_status_is_named_in_the_agents_words() -> None:
+    timeout = [retry(n, status=0, error="unknown") for n in (1, 2)]
+    for line in timeout:
+        line["error_status"] = None
+    final = {"type": "result", "subtype": "success", "is_error": True, "result": "Request timed out"}
+    o = outcome_of([SESSION, tool_use(1, "ls"), *timeout, final])  # still retrying when it gave up
+    assert o.ending(1) == ("failed", "provider: Request timed out after 2 retries")
+
+
 def test_a_live_episode_describes_itself() -> None:
     o = outcome_of([SESSION, retry(1), retry(4, of=10)])
     assert o.provider is not None and o.provider.describe() == "retrying rate limited (429) (attempt 4/10)"
