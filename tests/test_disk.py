@@ -202,6 +202,9 @@ def test_kill_on_a_full_disk_still_stops_the_run_and_records_it(tmp_path: Path, 
     p = cli("launch", str(ticket(tmp_path, repo, "say hi\nsleep 60")))
     assert p.returncode == 0, p.stderr
     run_id = p.stdout.strip().splitlines()[-1]
+    events = small_home / "runs" / run_id / "events.jsonl"
+    # the agent's one line written before the disk fills (written after, it ends the run `failed` first)
+    wait(lambda: "hi" in events.read_text(), timeout=30, what="the agent's line")
     s = state(small_home, run_id)
     _fill(small_home)
     p = cli("kill", run_id)
