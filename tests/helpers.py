@@ -229,6 +229,23 @@ def claude_usage(mid: str, model: str, i: int, o: int) -> dict[str, Any]:
     }
 
 
+def without_module(tmp_path: Path, module: str) -> dict[str, str]:
+    """The environment of a child Python in which `module` (and its submodules) cannot be imported, as
+    on a machine without that extra: a sitecustomize.py on its PYTHONPATH."""
+    folder = tmp_path / f"no-{module}"
+    folder.mkdir(exist_ok=True)
+    (folder / "sitecustomize.py").write_text(
+        "import importlib.abc, sys\n\n"
+        "class _Without(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r} or name.startswith({module + '.'!r}):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "        return None\n\n"
+        "sys.meta_path.insert(0, _Without())\n"
+    )
+    return {"PYTHONPATH": str(folder)}
+
+
 def copy_case(name: str, tmp_path: Path) -> Path:
     """A writable copy of corpus/NAME."""
     dst = tmp_path / name

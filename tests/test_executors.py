@@ -12,7 +12,7 @@ from orchestrator import config
 from orchestrator.infra.errors import UserError
 from orchestrator.record.model import Placement, RunRecord
 from orchestrator.runs.executors import base
-from tests.helpers import cli, ticket
+from tests.helpers import cli, ticket, without_module
 
 
 def _load(tmp_path: Path, text: str) -> config.UserConfig:
@@ -52,25 +52,9 @@ def test_a_record_picks_its_executor_and_says_where_it_runs() -> None:
     assert not ex.alive(remote) and not ex.agent_alive(remote)  # no follower yet
 
 
-NO_RAY = """
-import importlib.abc, sys
-
-class _NoRay(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "ray" or name.startswith("ray."):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return None
-
-sys.meta_path.insert(0, _NoRay())
-"""
-
-
 def test_a_ray_executor_without_ray_installed_is_refused_at_launch(tmp_path: Path, repo: Path, home: Path) -> None:
-    blocker = tmp_path / "no-ray"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(NO_RAY)
     cfg = home / "config.yaml"
     cfg.write_text(json.dumps(json.loads(cfg.read_text()) | {"executor": {"kind": "ray", "address": "127.0.0.1:1"}}))
-    p = cli("launch", str(ticket(tmp_path, repo, "exit 0")), env={"PYTHONPATH": str(blocker)})
+    p = cli("launch", str(ticket(tmp_path, repo, "exit 0")), env=without_module(tmp_path, "ray"))
     assert p.returncode == 2 and "executor kind ray needs Ray here: pip install -e '.[ray]'" in p.stderr, p.stderr
     assert not (home / "runs").exists()  # nothing queued

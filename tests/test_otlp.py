@@ -37,6 +37,7 @@ from tests.helpers import (
     state,
     ticket,
     wait,
+    without_module,
     write_config,
 )
 
@@ -274,29 +275,14 @@ def test_bad_otlp_config_is_one_line_with_file_and_line(home: Path, otlp_yaml: s
     assert HEADER_SECRET not in line
 
 
-BLOCK = """
-import importlib.abc, sys
-
-class _NoOtel(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "opentelemetry" or name.startswith("opentelemetry."):
-            raise ModuleNotFoundError(f"No module named {name!r}")
-        return None
-
-sys.meta_path.insert(0, _NoOtel())
-"""
-
-
 def test_configured_without_the_extra_is_a_one_line_note(
     tmp_path: Path, repo: Path, home: Path, otlp: OtlpReceiver
 ) -> None:
-    blocker = tmp_path / "no-otel"
-    blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(BLOCK)
+    no_otel = without_module(tmp_path, "opentelemetry")
     configure(home, otlp.url)
     run_id = quick_run(tmp_path, repo, home)
     for _ in range(2):
-        p = cli("status", env={"PYTHONPATH": str(blocker)})
+        p = cli("status", env=no_otel)
         assert p.returncode == 0, p.stderr
         lines = p.stderr.strip().splitlines()
         assert len(lines) == 1 and "not installed" in lines[0] and "[otel]" in lines[0], p.stderr
