@@ -2,9 +2,13 @@
 
     .venv/bin/python realsessions/fetch.py            # every entry not cached yet
     .venv/bin/python realsessions/fetch.py --dry-run  # only say what would be fetched
+    .venv/bin/python realsessions/fetch.py --mirror DIR  # read from git snapshots, not the network
 
 Each file is downloaded from raw.githubusercontent.com at the labelled commit and kept only when
-its sha256 is the labelled one. `shared:` entries are not fetched (they are ../shared/real-traces).
+its sha256 is the labelled one. With --mirror, the file is read instead with `git show COMMIT:PATH`
+from a bare snapshot of its repository at DIR/<owner>+<name>/repo (or DIR/<owner>+<name>), for a
+machine that reaches git snapshots but not GitHub; the same hashes are checked.
+`shared:` entries are not fetched (they are ../shared/real-traces).
 An entry with `conversion:` (a `generic` log made by tools/convert_trajectory.py) downloads the
 original, checks it against `source.sha256` (or, for a folder of `<n>.json` events, `source.tree`,
 its git tree id), converts it as labelled and keeps the result only when its sha256 is the labelled one.
@@ -41,10 +45,30 @@ def _wanted(entry: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
+MIRROR: Path | None = None  # set by --mirror: read sources from git snapshots instead of GitHub
+
+
 def _download(url: str) -> bytes:
+    if MIRROR is not None:
+        return _from_mirror(url)
     with urllib.request.urlopen(url, timeout=60) as resp:
         data: bytes = resp.read()
     return data
+
+
+def _from_mirror(url: str) -> bytes:
+    """The bytes behind a raw.githubusercontent.com URL, read from the repository's git snapshot."""
+    assert MIRROR is not None
+    owner, name, commit, path = url.removeprefix("https://raw.githubusercontent.com/").split("/", 3)
+    for git_dir in (MIRROR / f"{owner}+{name}" / "repo", MIRROR / f"{owner}+{name}"):
+        if (git_dir / "HEAD").is_file() or (git_dir / ".git").is_dir():
+            break
+    else:
+        raise OSError(f"no snapshot of {owner}/{name} under {MIRROR}")
+    done = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"], capture_output=True)
+    if done.returncode != 0:
+        raise OSError(f"{owner}/{name}@{commit[:12]}:{path}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
 
 
 def _git_tree_id(files: dict[str, bytes]) -> str:
@@ -90,7 +114,14 @@ def _fetch_converted(entry: dict[str, Any], dest: Path) -> str | None:
 
 
 def main(argv: list[str]) -> int:
+    global MIRROR
     dry = "--dry-run" in argv
+    if "--mirror" in argv:
+        i = argv.index("--mirror")
+        if i + 1 >= len(argv) or not Path(argv[i + 1]).is_dir():
+            print("fetch.py: --mirror needs a folder of git snapshots (<owner>+<name>/repo)", file=sys.stderr)
+            return 2
+        MIRROR = Path(argv[i + 1])
     entries = yaml.safe_load((HERE / "labels.yaml").read_text())["sessions"]
     fetched = failed = 0
     for entry in entries:
@@ -121,8 +152,7 @@ def main(argv: list[str]) -> int:
                 print(f"would fetch {url} -> {dest}")
                 continue
             try:
-                with urllib.request.urlopen(url, timeout=60) as resp:
-                    data = resp.read()
+                data = _download(url)
             except OSError as exc:
                 print(f"{entry['id']}: {url}: {exc}", file=sys.stderr)
                 failed += 1
