@@ -31,11 +31,13 @@ from typing import Any, NamedTuple
 from mypy_extensions import mypyc_attr
 
 from spiral import model
+from spiral.attempts import Attempts, outcome_key
 from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
 from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
 from spiral.shellcmd import ANALYSED_CHARS, unwrap
+from spiral.shellwrites import Writes
 from spiral.window import SlidingCounter
 
 # what a run of a script/test (or a Read of a file) was, next to the previous one of the same target
@@ -63,6 +65,9 @@ class Meaning(NamedTuple):
     path: str | None
     request: bool = False  # a shell command that is not a file viewer or search (same_error)
     moves_head: bool = False  # a git command that moves HEAD or the index (spiral/detector.py)
+    intent: str | None = None  # stuck_check: the check a shell call runs (spiral/intent.py)
+    intent_script: str | None = None  # ...the file it runs or compiles, workdir-relative when inside
+    writes: Writes | None = None  # shell_edits: what the command changes in the tree (spiral/shellwrites.py)
 
 
 def is_request(tool: str, command: str | None) -> bool:
@@ -119,6 +124,9 @@ class CallWindows:
         self._check_moved = False  # whether the latest check between sleeps returned something new...
         # ...or, until a bare sleep asks, the latest check's result and its previous look's (judged then)
         self._check: tuple[Facts, Facts | None] | None = None
+        # stuck_check: each intent's recent attempts; `made`: files the run created (a probe's output is its result)
+        self.attempts = Attempts(r.stuck_window, r.stuck_repeats, r.stuck_max_outcomes) if r.stuck_check else None
+        self.made: dict[str, None] = {}
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without the runs and polls too old to be compared with (never looked at again)."""
@@ -216,7 +224,26 @@ class CallWindows:
             self.polls.push(self._poll(call, poll) if r.poll_progress else poll)
         if r.same_error:
             self._error(call, real, m.request)
+        if self.attempts is not None:
+            self.attempts.tick()
+            if m.intent is not None and call.result_seen and not call.denied:
+                self._attempt(call, m)
         self.pushed += 1
+
+    def _attempt(self, call: ToolCall, m: Meaning) -> None:
+        """One more try of the check `m.intent`, keyed by what it came back with (spiral/attempts.py)."""
+        assert self.attempts is not None and m.intent is not None
+        out = call.output_ends or ""
+        failed = call.is_error or bool(call.exit_code)
+        error = self._fp.error(call, m.request) if (failed or m.request) else None
+        if failed and error is not None:
+            error = f"[{call.exit_code}] {error}" if call.exit_code is not None else error
+        elif failed:
+            error = f"[{call.exit_code}]"
+        probe = None
+        if not failed and error is None and (m.intent.endswith((" -", " -c")) or m.intent_script in self.made):
+            probe = self._fp.masked(out)
+        self.attempts.add(m.intent, outcome_key(error, failed, out, probe), call.command or "")
 
     def _rerun(self, target: str, call: ToolCall, tree: int, suite: bool = False) -> tuple[str, int | None]:
         """A run compared with the last run of the same command (arguments and all) or, for a

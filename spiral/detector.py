@@ -6,22 +6,21 @@ reads a clock or a file, and a tick costs the same however long the run is.
 from __future__ import annotations
 
 import math
-import re
 from collections import deque
 from collections.abc import Iterable
 
 from mypy_extensions import mypyc_attr
 
-from spiral import model
-from spiral.call_windows import CallWindows, Meaning, is_request
+from spiral import model, tree_edits
+from spiral.call_meaning import meaning_of
+from spiral.call_windows import CallWindows, Meaning
 from spiral.model import Snapshot, ToolCall
-from spiral.observe import SHELL_LIKE, observe
 from spiral.paths import is_debris, scope_pattern
 from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
-from spiral.signals import debris, drift, mutation_stall, polling, repetition, reruns, same_error, sustained_bash
+from spiral.signals import debris, drift, mutation_stall
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
-from spiral.window import SlidingCounter
+from spiral.window_findings import window_findings
 
 _MEANING_CACHE = 20_000
 # revert detection remembers the earlier contents of the files changed last (editing in circles keeps
@@ -36,9 +35,6 @@ _BLOBS_PER_PATH = 16
 _PATHS = 4096
 _OUTSIDE = 4096  # files of the current out-of-scope streak remembered (past it, one may count twice)
 _DEBRIS = 4096  # debris files written, remembered while no snapshot came (past it, the count stops: >= debris_min)
-_MOVES_HEAD = re.compile(
-    r"\bgit\s+(?:-\S+\s+)*(?:commit|stash|reset|rebase|merge|pull|am|cherry-pick|revert|checkout\s+-b)\b"
-)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
@@ -70,14 +66,17 @@ class Detector:
         self._blobs: dict[str, dict[str, None]] = {}  # path -> the contents (blob ids) it has had, in order
         self._head_moved = False  # a git command that moves HEAD or the index ran since the last snapshot
         # the touched set comes from snapshots; writes in the log stand in for it only without any snapshot
-        self.touched: dict[str, None] = {}  # an ordered set: the earliest first touched is forgotten first
+        # path -> when it was first touched, in that order (the earliest first touched is forgotten first)
+        self.touched: dict[str, float] = {}
         self.touched_grew_at = started_at
-        self._written: dict[str, None] = {}
+        self._written: dict[str, float] = {}
         self._written_grew_at = started_at
         self.progress_at = started_at
         self._debris_in_clone: tuple[str, ...] = ()
         self._debris_written: dict[str, None] = {}
         self._debris_memo: dict[str, bool] = {}
+        # files the run made (created, untracked), and of those the ones it then ran or compiled (shell_edits)
+        self._made_debris: dict[str, None] = {}  # (the files made: self.windows.made, for the attempts' probes)
         self._meaning: dict[tuple[str, str | None, str | None, str | None], Meaning] = {}
         # window findings only change when a call is taken into the windows: cached per count
         self._cache_at = -1
@@ -94,6 +93,9 @@ class Detector:
         self._restart_due: list[float] = []
         self.restarts: list[tuple[float, int]] = []
         self._last_ts = started_at
+        # rules.sustained: since when (and since how many calls) loop evidence has held at its threshold
+        self._held_since: float | None = None
+        self._held_calls = 0
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memos (what a path or a call means, the last window findings: recomputed),
@@ -129,7 +131,9 @@ class Detector:
         while self._restart_due and self._restart_due[0] <= ts:
             at = self._restart_due.pop(0)
             self.restarts.append((at, self.calls))
+            made = self.windows.made
             self.windows = CallWindows(self.settings)
+            self.windows.made = made
             self._cache_at, self._cached = -1, ()
             self.touched_grew_at = max(self.touched_grew_at, at)
             self._written_grew_at = max(self._written_grew_at, at)
@@ -138,6 +142,7 @@ class Detector:
             self._outside_streak = 0
             self._outside.clear()
             self._outside_seen.clear()
+            self._held_since = None
 
     def _seen(self, ts: float) -> None:
         if ts > self._last_ts:
@@ -150,24 +155,21 @@ class Detector:
         if call.agent is not None and not self.rules.subagents:
             return  # the ablation of the subagents rule: a detector that reads the main thread only
         # loops repeat the same calls: what a call means is worked out once per distinct call
+        if self.workdir is None and call.tool == model.BASH and call.command and self.rules.shell_edits:
+            tree_edits.learn_workdir(self, call.command)
         ident = (call.tool, call.command, call.path, call.cwd)
         meaning = self._meaning.get(ident)
         if meaning is None:
-            obs = observe(call, self.workdir, self.settings.poll_max_sleep_s)
-            meaning = Meaning(
-                repetition.script_key(obs, self.tracked),
-                repetition.file_key(obs),
-                # with outcomes judged, a whole-suite test run is a target too: its progress reruns do not count
-                sustained_bash.key(obs) or (obs.suite if self.rules.outcomes else None),
-                obs.tool in SHELL_LIKE,
-                obs.poll,
-                obs.file,
-                is_request(call.tool, call.command),
-                bool(call.command and call.tool == model.BASH and _MOVES_HEAD.search(call.command)),
-            )
+            meaning = meaning_of(call, self.settings, self.workdir, self.tracked)
             if len(self._meaning) >= _MEANING_CACHE:
                 self._meaning.clear()
             self._meaning[ident] = meaning
+        if meaning.writes is not None and not call.denied:
+            tree_edits.shell_wrote(self, meaning, call)  # before the call is queued: its own run sees what it changed
+        elif call.tool == model.WRITE and meaning.path and self.rules.shell_edits:
+            tree_edits.wrote_file(self, meaning.path, call)
+        if self.rules.made_debris and meaning.intent_script is not None and meaning.intent_script in self.windows.made:
+            tree_edits.ran_made(self, meaning.intent_script)
         self.windows.add(call, meaning)
         self.calls += 1
         if meaning.moves_head:
@@ -179,12 +181,16 @@ class Detector:
             self._changed(file, call.ts)
             if self.snapshots:
                 return  # the writes seen stand in for the snapshots only in a recording that has none
-            if not self._is_debris(file):
-                if file not in self._written:
-                    _remember(self._written, file)
-                    self._written_grew_at = max(self._written_grew_at, call.ts)
-            elif file not in self.tracked and len(self._debris_written) < _DEBRIS:
-                self._debris_written[file] = None
+            self._wrote(file, call.ts)
+
+    def _wrote(self, file: str, ts: float) -> None:
+        """A file the log says was written, standing in for the snapshots of a recording that has none."""
+        if not self._is_debris(file):
+            if file not in self._written:
+                _remember(self._written, file, ts)
+                self._written_grew_at = max(self._written_grew_at, ts)
+        elif file not in self.tracked and len(self._debris_written) < _DEBRIS:
+            self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
         self._seen(snap.ts)
@@ -208,7 +214,7 @@ class Detector:
                 self._note_blob(path, blob)
             # new in the status (not new if it was dirty last time, even when the cap forgot it)
             if before is None and path not in self.touched and not self._is_debris(path):
-                _remember(self.touched, path)
+                _remember(self.touched, path, snap.ts)
                 grew = True
         head_moved, self._head_moved = self._head_moved, False
         if not same_status:
@@ -226,7 +232,9 @@ class Detector:
     def _is_debris(self, path: str) -> bool:
         known = self._debris_memo.get(path)
         if known is None:
-            known = is_debris(path, self.settings.debris_basename, self.settings.debris_stem)
+            known = (
+                is_debris(path, self.settings.debris_basename, self.settings.debris_stem) or path in self._made_debris
+            )
             if len(self._debris_memo) < 100_000:
                 self._debris_memo[path] = known
         return known
@@ -290,12 +298,12 @@ class Detector:
         self.windows.resolve(now)
         if self.windows.waiting():
             # a call still waits for its result: judged for now as the contract counts it, not cached
-            rep, sb, poll, err = self._window_findings(self.windows.provisional())
+            rep, sb, poll, err, stuck = window_findings(self.settings, self.windows, self.windows.provisional())
         else:
             if self._cache_at != self.windows.pushed:
-                self._cached = self._window_findings()
+                self._cached = window_findings(self.settings, self.windows)
                 self._cache_at = self.windows.pushed
-            rep, sb, poll, err = self._cached
+            rep, sb, poll, err, stuck = self._cached
         deb = stall = drifted = None
         # the time-based signals are tested cheaply first: on most ticks neither can fire
         debris_files = self.debris_files
@@ -331,7 +339,7 @@ class Detector:
                 quiet_min=self.rules.drift_quiet_min,
                 weight=self.rules.drift_weight,
             )
-        findings = tuple(f for f in (deb, rep, stall, sb, poll, err, drifted) if f is not None)
+        findings = tuple(f for f in (deb, rep, stall, sb, poll, err, drifted, stuck) if f is not None)
         return Verdict(
             elapsed_min=elapsed_min,
             expected_min=b.expected_min,
@@ -339,6 +347,7 @@ class Detector:
             findings=findings,
             suspicion=sum(f.weight for f in findings),
             threshold=s.threshold,
+            sustained=tree_edits.sustained(self, now, findings) if self.rules.sustained else None,
         )
 
     def next_change_after(self, now: float) -> float:
@@ -360,39 +369,17 @@ class Detector:
             best = _sooner(now, best, self._in_scope_at + self.rules.drift_quiet_min * 60)
         if self._restart_due:
             best = _sooner(now, best, self._restart_due[0])
+        if self._held_since is not None:
+            best = _sooner(now, best, self._held_since + self.rules.sustained_min_minutes * 60)
         deadline = self.windows.next_deadline()  # a call still waiting for its result is taken when its wait runs out
         return best if deadline is None else _sooner(now, best, deadline)
 
-    def _window_findings(
-        self, provisional: tuple[SlidingCounter, SlidingCounter, SlidingCounter, SlidingCounter] | None = None
-    ) -> tuple[Finding | None, ...]:
-        s, w, r = self.settings, self.windows, self.rules
-        scripts, files, targets, polls = provisional or (w.rep_scripts, w.rep_files, w.sb_targets, w.polls)
-        rep = repetition.check(
-            scripts,
-            files,
-            same_script=s.rep_same_script,
-            same_file=s.rep_same_file,
-            weight=s.weights["repetition"],
-        )
-        sb = sustained_bash.check(targets, same_target=s.sb_same_target, weight=s.weights["sustained_bash"])
-        if r.outcomes:  # why the settled runs counted (a call still waiting adds nothing to say yet)
-            if rep is not None:
-                rep = reruns.explained(rep, w.rep_runs, w.changes)
-            if sb is not None:
-                sb = reruns.explained(sb, w.sb_runs, w.changes)
-        poll = polling.check(polls, polls=s.poll_count, weight=s.weights["polling"])
-        err = None
-        if r.same_error:
-            err = same_error.check(w.errors, w.error_calls, repeats=r.same_error_repeats, weight=r.same_error_weight)
-        return rep, sb, poll, err
 
-
-def _remember(paths: dict[str, None], path: str) -> None:
-    """Add `path` to an ordered set capped at _PATHS, forgetting the earliest added."""
+def _remember(paths: dict[str, float], path: str, ts: float) -> None:
+    """Add `path` (first touched at `ts`) to an ordered map capped at _PATHS, forgetting the earliest added."""
     if len(paths) >= _PATHS:
         del paths[next(iter(paths))]
-    paths[path] = None
+    paths[path] = ts
 
 
 def _sooner(now: float, best: float, c: float) -> float:

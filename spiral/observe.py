@@ -41,6 +41,11 @@ def observe(call: ToolCall, workdir: str | None, max_sleep_s: float) -> Observed
     return Observed(call.ts, call.tool, None, _norm(path, None, None), None)
 
 
+def norm_path(path: str | None, workdir: str | None, cwd: str | None) -> str | None:
+    """A path a command names, relative to the workdir when it lies inside it."""
+    return _norm(path, workdir, cwd)
+
+
 def _norm(path: str | None, workdir: str | None, cwd: str | None) -> str | None:
     if not path:
         return None

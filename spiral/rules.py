@@ -14,9 +14,18 @@ from typing import Any
 
 from spiral.pickling import by_fields
 
-RULE_NAMES = ("outcomes", "same_error", "subagents", "drift", "poll_progress")
+RULE_NAMES = (
+    "outcomes",
+    "same_error",
+    "subagents",
+    "drift",
+    "poll_progress",
+    "stuck_check",
+    "shell_edits",
+    "sustained",
+)
 # the rules that are signals of their own (they add weight; the others change what the five count)
-RULE_SIGNALS = ("same_error", "drift")
+RULE_SIGNALS = ("same_error", "drift", "stuck_check")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +47,23 @@ class Rules:
     poll_done: re.Pattern[str] | None = None  # a poll output that says the task finished
     error_line: re.Pattern[str] | None = None  # same_error: the line of an output that names the error
     error_output: re.Pattern[str] | None = None  # same_error: an error printed by a call that exited 0
+    stuck_check: bool = False  # the same check back with a failure it gave before (spiral/attempts.py)
+    stuck_weight: float = 0.0
+    stuck_window: int = 1
+    stuck_repeats: int = 0
+    stuck_max_outcomes: int = 0
+    shell_edits: bool = False  # edits made through the shell are file changes (spiral/shellwrites.py)
+    made_debris: bool = False  # files the run made, then ran or compiled, are debris whatever their names
+    sustained: bool = False  # loop evidence held long enough pages before the soft band (spiral/detector.py)
+    sustained_threshold: float = 0.0
+    sustained_min_minutes: float = 0.0
+    sustained_min_calls: int = 0
+    sustained_min_pace: float = 0.0  # tool calls a minute the loop must keep up while it holds
 
     @property
     def needs_results(self) -> bool:
         """Whether a call must wait for its result before the windows take it."""
-        return self.outcomes or self.same_error or self.poll_progress
+        return self.outcomes or self.same_error or self.poll_progress or self.stuck_check
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return by_fields(self)
@@ -80,6 +101,28 @@ SCHEMA: dict[str, dict[str, str]] = {
     "subagents": {"enabled": "bool"},
     "drift": {"enabled": "bool", "weight": "number", "recent_edits": "integer", "quiet_min": "number"},
     "poll_progress": {"enabled": "bool", "done_pattern": "regex"},
+    "stuck_check": {
+        "enabled": "bool",
+        "weight": "number",
+        "window": "integer",
+        "repeats": "integer",
+        "max_outcomes": "integer",
+    },
+    "shell_edits": {"enabled": "bool", "made_debris": "bool"},
+    "sustained": {
+        "enabled": "bool",
+        "threshold": "number",
+        "min_minutes": "number",
+        "min_calls": "integer",
+        "min_calls_per_min": "number",
+    },
+}
+# blocks a buckets.yaml written before them may leave out: each is then off, as it was
+OPTIONAL_BLOCKS = frozenset({"stuck_check", "shell_edits", "sustained"})
+_OFF: dict[str, dict[str, Any]] = {
+    "stuck_check": {"enabled": False, "weight": 0.0, "window": 1, "repeats": 0, "max_outcomes": 0},
+    "shell_edits": {"enabled": False, "made_debris": False},
+    "sustained": {"enabled": False, "threshold": 0.0, "min_minutes": 0.0, "min_calls": 0, "min_calls_per_min": 0.0},
 }
 
 
@@ -95,7 +138,8 @@ def _joined(masks: list[re.Pattern[str]]) -> re.Pattern[str] | None:
 
 def build(vals: dict[str, dict[str, Any]]) -> Rules:
     """Rules from the checked values of every block of `rules:`."""
-    fp, se, dr = vals["fingerprint"], vals["same_error"], vals["drift"]
+    vals = {**_OFF, **vals}
+    fp, se, dr, sc = vals["fingerprint"], vals["same_error"], vals["drift"], vals["stuck_check"]
     masks: list[re.Pattern[str]] = fp["masks"]
     return Rules(
         masks=_joined(masks),
@@ -115,4 +159,16 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
         poll_done=vals["poll_progress"]["done_pattern"],
         error_line=se["error_line"],
         error_output=se["error_output"],
+        stuck_check=sc["enabled"],
+        stuck_weight=sc["weight"],
+        stuck_window=max(1, sc["window"]),
+        stuck_repeats=sc["repeats"],
+        stuck_max_outcomes=sc["max_outcomes"],
+        shell_edits=vals["shell_edits"]["enabled"],
+        made_debris=vals["shell_edits"]["enabled"] and vals["shell_edits"]["made_debris"],
+        sustained=vals["sustained"]["enabled"] and vals["sustained"]["threshold"] > 0,
+        sustained_threshold=vals["sustained"]["threshold"],
+        sustained_min_minutes=vals["sustained"]["min_minutes"],
+        sustained_min_calls=vals["sustained"]["min_calls"],
+        sustained_min_pace=vals["sustained"]["min_calls_per_min"],
     )

@@ -217,9 +217,11 @@ def _build(data: Any) -> Settings:
 
 def _rules(raw: Any) -> Rules:
     schema = rules_mod.SCHEMA
-    block = _check_keys(raw, {name: dict for name in schema}, ("rules",))
+    block = _check_keys(raw, {name: dict for name in schema}, ("rules",), rules_mod.OPTIONAL_BLOCKS)
     vals = {}
     for name, keys in schema.items():
+        if name not in block:
+            continue  # an optional block left out: that rule is off (rules.build)
         path = ("rules", name)
         vals[name] = {k: _value(_check_keys(block[name], keys, path), k, kind, path) for k, kind in keys.items()}
     try:

@@ -226,8 +226,8 @@ def _split_words(text: str) -> list[str]:
         return text.split()
 
 
-def _simple_commands(text: str) -> list[list[str]]:
-    """Split a command line into simple commands, dropping redirections."""
+def _tokens(text: str) -> list[str]:
+    """A command line's words and operators, as shlex (posix, punctuation_chars) splits them."""
     if len(text) > _LEX_LIMIT:
         tokens = _PLAIN_TOKENS.findall(text)  # (linear: quotes are not read, separators are)
     elif _NEEDS_SHLEX.search(text) and (_NEEDS_LEXER.search(text) or text.count("'") % 2):
@@ -242,6 +242,12 @@ def _simple_commands(text: str) -> list[list[str]]:
         tokens = [tok.replace("'", "") if "'" in tok else tok for tok in _QUOTED_TOKENS.findall(text)]
     else:  # no quoting at all: a regex gives the same tokens, much faster
         tokens = _PLAIN_TOKENS.findall(text)
+    return tokens
+
+
+def _simple_commands(text: str) -> list[list[str]]:
+    """Split a command line into simple commands, dropping redirections."""
+    tokens = _tokens(text)
     out: list[list[str]] = []
     cur: list[str] = []
     i, n = 0, len(tokens)

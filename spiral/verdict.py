@@ -35,6 +35,7 @@ class Verdict:
     findings: tuple[Finding, ...]
     suspicion: float
     threshold: float
+    sustained: str | None  # the sustained-loop rule held: why a page may come before the soft band
 
     def __init__(
         self,
@@ -44,9 +45,11 @@ class Verdict:
         findings: tuple[Finding, ...],
         suspicion: float,
         threshold: float,
+        sustained: str | None = None,
     ) -> None:
         self.elapsed_min, self.expected_min, self.region = elapsed_min, expected_min, region
         self.findings, self.suspicion, self.threshold = findings, suspicion, threshold
+        self.sustained = sustained
 
     @property
     def signals(self) -> tuple[str, ...]:
@@ -59,7 +62,11 @@ class Verdict:
     @property
     def evidence(self) -> tuple[str, ...]:
         lines = tuple(f.evidence for f in self.findings)
-        return lines + (f"{self.ratio:.1f}x expected wall-clock",) if lines else lines
+        if not lines:
+            return lines
+        if self.sustained is not None and self.region == HEALTHY:
+            lines += (self.sustained,)
+        return lines + (f"{self.ratio:.1f}x expected wall-clock",)
 
     @property
     def tripped(self) -> bool:
@@ -68,8 +75,9 @@ class Verdict:
 
     @property
     def should_page(self) -> bool:
-        """The soft band is the only region where a spiral pages a person."""
-        return self.region == SOFT and self.tripped
+        """A spiral pages a person in the soft band, or before it when the sustained-loop rule held
+        (strong loop evidence for long enough: rules.sustained); never once the run is stuck."""
+        return self.tripped and (self.region == SOFT or (self.region == HEALTHY and self.sustained is not None))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -80,6 +88,7 @@ class Verdict:
             "suspicion": self.suspicion,
             "evidence": list(self.evidence),
             "page": self.should_page,
+            **({"sustained": self.sustained} if self.sustained is not None else {}),
         }
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:

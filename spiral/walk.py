@@ -134,7 +134,9 @@ def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
     findings = tuple(
         Finding(f.signal, weights[f.signal], f.evidence, f.target) if f.signal in weights else f for f in v.findings
     )
-    return Verdict(v.elapsed_min, v.expected_min, v.region, findings, sum(f.weight for f in findings), v.threshold)
+    total = sum(f.weight for f in findings)
+    sustained = v.sustained if total >= v.threshold else None
+    return Verdict(v.elapsed_min, v.expected_min, v.region, findings, total, v.threshold, sustained)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
