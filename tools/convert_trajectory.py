@@ -24,7 +24,11 @@ FORMAT is one of:
                     bash block is a Bash call timed by the model response's `extra.response.created`
                     (Unix seconds), its result the next user message's `<returncode>`/`<output>` (a
                     command killed at the step timeout is an error). A reply without exactly one
-                    bash block ran nothing (the agent's format error) and is not a call.
+                    bash block ran nothing (the agent's format error) and is not a call. A v2
+                    trajectory (`"trajectory_format": "mini-swe-agent-1.1"`) lists what ran in each
+                    assistant message's `extra.actions`: one Bash call an action, its result the
+                    `tool` message of the same `tool_call_id` (or, without ids, the next message);
+                    a command that raised (`<exception>`, e.g. the step timeout) is an error.
   openhands-events  An OpenHands event stream: a folder of `<id>.json` events (the session store's
                     `events/`) or one JSON file holding the list. Each agent action is a call at its
                     `timestamp` (OpenHands writes naive times; --utc-offset says their zone): `run`
@@ -32,6 +36,9 @@ FORMAT is one of:
                     Read and `edit` an Edit of `args.path`, any other action (think, task_tracking,
                     browse...) a call of that name; `message`, `system`, `recall` and `finish` are
                     not tool calls. Results join by the observation's `cause`.
+  openhands-output  One line of an OpenHands evaluation `output.jsonl` (`instance_id`, `history`):
+                    --instance=ID picks the line (or --line=N, 1-based); its `history` is read as
+                    an `openhands-events` stream (same calls, times and results).
 
 Errors are one line on stderr, exit status 2.
 """
@@ -47,7 +54,7 @@ from typing import Any
 
 import orjson
 
-FORMATS = ("claude-export-md", "mini-swe-agent", "openhands-events")
+FORMATS = ("claude-export-md", "mini-swe-agent", "openhands-events", "openhands-output")
 OUTPUT_CHARS = 4000  # an output excerpt is enough for the detector's fingerprints
 
 _SECTION = re.compile(r"^### (Assistant|User)\n> ([^\n]+)\n\n(.*)$", re.S)
@@ -186,6 +193,8 @@ def convert_mini_swe_agent(text: str) -> list[tuple[str, dict[str, Any]]]:
     messages = traj.get("messages") if isinstance(traj, dict) else None
     if not isinstance(messages, list):
         raise ConvertError("not a mini-swe-agent trajectory (no `messages` list)")
+    if traj.get("trajectory_format") == "mini-swe-agent-1.1":
+        return _mini_swe_agent_v2(messages)
     out = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict) or msg.get("role") != "assistant":
@@ -210,6 +219,48 @@ def convert_mini_swe_agent(text: str) -> list[tuple[str, dict[str, Any]]]:
             output = _OUTPUT.search(obs)
             call["output"] = _excerpt(output[1] if output else obs)
         out.append((_iso(dt.datetime.fromtimestamp(created, dt.UTC)), call))
+    return out
+
+
+def _mini_swe_agent_v2(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """mini-swe-agent 2.x: each `extra.actions` entry ran; a format error logs no assistant message."""
+    out = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or msg.get("role") != "assistant":
+            continue
+        extra = msg.get("extra")
+        actions = extra.get("actions") if isinstance(extra, dict) else None
+        if not isinstance(actions, list) or not actions:
+            continue  # nothing ran
+        response = extra.get("response")
+        created = response.get("created") if isinstance(response, dict) else None
+        if not isinstance(created, int):
+            raise ConvertError(f"message {i}: no extra.response.created time")
+        following = []  # the observations up to the next assistant message
+        for nxt in messages[i + 1 :]:
+            if not isinstance(nxt, dict) or nxt.get("role") == "assistant":
+                break
+            following.append(nxt)
+        for n, action in enumerate(actions):
+            command = action.get("command") if isinstance(action, dict) else None
+            if not isinstance(command, str):
+                raise ConvertError(f"message {i}: an action without a `command`")
+            call: dict[str, Any] = {"tool": "Bash", "command": command.strip()}
+            call_id = action.get("tool_call_id")
+            if call_id is not None:
+                obs = next((o for o in following if o.get("tool_call_id") == call_id), None)
+            else:
+                obs = following[n] if n < len(following) else None
+            content = obs.get("content") if obs is not None else None
+            if isinstance(content, str):
+                code = _RETURNCODE.search(content)
+                if code:
+                    call["exit_code"] = int(code[1])
+                if content.startswith("<exception>"):
+                    call["is_error"] = True  # raised, e.g. killed at the step timeout
+                output = _OUTPUT.search(content)
+                call["output"] = _excerpt(output[1] if output else content)
+            out.append((_iso(dt.datetime.fromtimestamp(created, dt.UTC)), call))
     return out
 
 
@@ -281,12 +332,54 @@ def convert_openhands(
     return out
 
 
+# ---- openhands-output --------------------------------------------------------------------------
+
+
+def read_openhands_output(path: Path, instance: str | None, line: int | None) -> list[dict[str, Any]]:
+    """The `history` of one line of an OpenHands eval `output.jsonl`, as an event stream in id order."""
+    if (instance is None) == (line is None):
+        raise ConvertError("openhands-output needs --instance=ID or --line=N")
+    try:
+        rows = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise ConvertError(f"cannot read: {exc}") from None
+    picked = None
+    for n, raw in enumerate(rows, 1):
+        if not raw.strip() or (line is not None and n != line):
+            continue
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise ConvertError(f"line {n}: not JSON") from None
+        if line is not None or (isinstance(row, dict) and row.get("instance_id") == instance):
+            picked = row
+            break
+    if not isinstance(picked, dict):
+        raise ConvertError(f"no line for {'instance ' + repr(instance) if instance is not None else f'line {line}'}")
+    events = picked.get("history")
+    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+        raise ConvertError("the line has no `history` list of event objects")
+    try:
+        return sorted(events, key=lambda e: int(e["id"]))
+    except (KeyError, TypeError, ValueError):
+        raise ConvertError("a history event without an integer `id`") from None
+
+
 # ---- CLI ---------------------------------------------------------------------------------------
 
 
-def convert(fmt: str, source: Path, tz: dt.timezone, workdir: str | None = None) -> bytes:
+def convert(
+    fmt: str,
+    source: Path,
+    tz: dt.timezone,
+    workdir: str | None = None,
+    instance: str | None = None,
+    line: int | None = None,
+) -> bytes:
     if fmt == "openhands-events":
         calls = convert_openhands(read_openhands(source), tz, workdir)
+    elif fmt == "openhands-output":
+        calls = convert_openhands(read_openhands_output(source, instance, line), tz, workdir)
     else:
         try:
             text = source.read_text(encoding="utf-8")
@@ -316,10 +409,12 @@ def main(argv: list[str]) -> int:
         help="the session's working directory: Read/Edit/Write paths inside it are made relative to it "
         "(default: claude-export-md its Project Path, openhands-events the task's <uploaded_files> folder)",
     )
+    parser.add_argument("--instance", help="openhands-output: the `instance_id` of the output.jsonl line to convert")
+    parser.add_argument("--line", type=int, help="openhands-output: the 1-based number of the line to convert")
     args = parser.parse_args(argv)
     try:
         tz = _offset(args.utc_offset)
-        data = convert(args.format, args.input, tz, args.workdir)
+        data = convert(args.format, args.input, tz, args.workdir, args.instance, args.line)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_bytes(data)
     except ConvertError as exc:

@@ -83,6 +83,23 @@ def consecutive_repeats(k: int) -> Baseline:
     return run
 
 
+def identical_results(k: int, within: int = 10) -> Baseline:
+    """Alert when the same call came back with the same result k times among the last `within` calls
+    (the stuck check agent frameworks build in: the same action and observation again)."""
+
+    def run(r: RunShape) -> float | None:
+        recent: list[tuple[str, str, bool, str]] = []
+        for c in r.calls:
+            recent.append((*_identity(c), c.is_error, c.output_ends or ""))
+            if len(recent) > within:
+                recent.pop(0)
+            if recent.count(recent[-1]) >= k:
+                return r.minute(c.ts)
+        return None
+
+    return run
+
+
 def random_pager(rate: float, seed: str) -> Baseline:
     """Pages a run with probability `rate`, at a uniformly random moment of it (seeded per run)."""
 

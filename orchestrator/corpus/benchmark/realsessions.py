@@ -1,14 +1,17 @@
-"""The labelled real-session table: public Claude Code and Codex logs (other agents' converted into
-the generic format), read and labelled by hand (realsessions/labels.yaml), replayed events-only once
-as a small and once as a medium run.
+"""The labelled real-session set: public agent logs (Claude Code, Codex, and other agents' converted
+into the generic format), read and labelled by hand (realsessions/labels.yaml), replayed events-only
+once as a small and once as a medium run, with simple baselines on the same sessions.
 
-The files are other people's: they live in a git-ignored cache (.cache/real-sessions, see
-realsessions/README.md) or in ../shared/real-traces, never in the repository. Entries whose file
-is absent are listed as missing, not replayed.
+The set is the judge of detection changes (docs/detection.md). It is split by a hash of each id into
+a dev half, where rules are tuned, and a held-back half, which is only reported. The files are
+other people's: they live in a git-ignored cache (.cache/real-sessions, see realsessions/README.md)
+or in ../shared/real-traces, never in the repository. Entries whose file is absent are listed as
+missing, not replayed. The tables are made by realsessions_table.py.
 """
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 from collections.abc import Callable
@@ -16,12 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.buckets import BucketsFile
+from orchestrator.corpus.benchmark import baselines
+from orchestrator.corpus.benchmark.realsessions_table import markdown as markdown
+from orchestrator.corpus.benchmark.realsessions_table import summary as summary
+from orchestrator.corpus.benchmark.realsessions_table import text as text
 from orchestrator.corpus.importer import read_records, timestamp_records
 from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra import yamlfile
+from orchestrator.ledger import prices
 from spiral.adapters import make_adapter
+from spiral.model import ToolCall
 from spiral.settings import Settings
+from spiral.spend import SpendCounter
 
 ROOT = Path(__file__).resolve().parents[3]
 LABELS_FILE = ROOT / "realsessions" / "labels.yaml"
@@ -30,9 +40,12 @@ SHARED = ROOT.parent / "shared" / "real-traces"
 SHARED_PREFIX = "shared:"
 LABELS = ("loop", "mild", "healthy")
 BUCKETS = ("small", "medium")
+SPLITS = ("dev", "held")
+OUTCOMES = ("resolved", "unresolved")
 FORMATS = ("claude-transcript", "claude-stream-json", "codex-json", "generic")
 FIELDS = ("id", "file", "format", "agent", "version", "source", "sha256", "tool_calls", "minutes", "label", "reason")
 COMMAND = "./dev.sh eval --real-sessions"
+STEP_CAP = 100
 
 
 def load_labels(path: Path = LABELS_FILE) -> list[dict[str, Any]]:
@@ -41,6 +54,17 @@ def load_labels(path: Path = LABELS_FILE) -> list[dict[str, Any]]:
     if not isinstance(entries, list):
         raise ValueError(f"{path}: expected a mapping with a `sessions:` list")
     return entries
+
+
+def split(session_id: str) -> str:
+    """The half a session belongs to, by a hash of its id: `dev` (tuned on) or `held` (only reported)."""
+    return "dev" if int(hashlib.sha256(session_id.encode()).hexdigest()[:8], 16) % 2 == 0 else "held"
+
+
+def publisher(entry: dict[str, Any]) -> str:
+    """Who published the session: the owner of its source repository."""
+    repo = str((entry.get("source") or {}).get("repo") or "?")
+    return repo.split("/", 1)[0]
 
 
 def resolve(entry: dict[str, Any], cache: Path = CACHE, shared: Path = SHARED) -> Path:
@@ -79,30 +103,70 @@ def timeline(path: Path, fmt: str) -> tuple[list[tuple[float, Any]], str | None]
     return [(ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3])], workdir
 
 
+def _dollars(timed: list[tuple[float, Any]], fmt: str, until: float | None = None) -> float | None:
+    """What the session had cost by `until` (its end when None), from the usage its own lines carry."""
+    counter = SpendCounter(fmt)
+    feed = counter.feeder()
+    for ts, obj in timed:
+        if until is not None and ts > until:
+            break
+        feed(obj)
+    usd, _ = prices.cost(counter.spend, {})
+    return usd
+
+
+def _baseline_pages(shape: baselines.RunShape, soft_start_min: float) -> dict[str, float | None]:
+    """The minute each simple alternative would have alerted on this session, or None."""
+    minutes = (shape.ended_at - shape.started_at) / 60.0
+    return {
+        f"step cap {STEP_CAP} calls": baselines.step_cap(STEP_CAP)(shape),
+        "5 identical calls in a row": baselines.consecutive_repeats(5)(shape),
+        "3 identical call+result": baselines.identical_results(3)(shape),
+        "timer at the soft band": soft_start_min if minutes >= soft_start_min else None,
+    }
+
+
 def replay(path: Path, fmt: str, raw_buckets: dict[str, Any], buckets: tuple[str, ...] = BUCKETS) -> dict[str, Any]:
-    """Events, calls, minutes and, per bucket, when (if) it paged and which signals had fired."""
+    """Events, calls, minutes and, per bucket, when (if) it paged, which signals had fired, what the
+    page left (minutes, calls, dollars to the end) and when each baseline would have alerted."""
     timed, workdir = timeline(path, fmt)
     adapter = make_adapter(fmt, workdir)
     calls = [(ts, adapter.feed(ts, obj)) for ts, obj in timed]
+    flat: list[ToolCall] = [c for _, cs in calls for c in cs]
+    call_times = [ts for ts, cs in calls for _ in cs]
     start, end = (timed[0][0], timed[-1][0]) if timed else (0.0, 0.0)
     settings = Settings.from_mapping(raw_buckets)
     out: dict[str, Any] = {
         "events": len(timed),
-        "tool_calls": sum(len(c) for _, c in calls),
+        "tool_calls": len(flat),
         "minutes": round((end - start) / 60, 1),
     }
+    total_usd = _dollars(timed, fmt) if fmt != "generic" and timed else None
     for bucket in buckets:
+        b = settings.bucket(bucket)
         if not timed:
             out[bucket] = {"paged_at_min": None, "signals": [], "first_fired_min": {}, "tripped_at_min": None}
             continue
         walk = walk_recording(settings, bucket=bucket, start=start, end=end, timeline=calls, workdir=workdir)
-        out[bucket] = {
-            "paged_at_min": round(walk.notified.elapsed_min, 1) if walk.notified else None,
-            "signals": list(walk.notified.signals) if walk.notified else [],
+        page = walk.notified
+        row: dict[str, Any] = {
+            "paged_at_min": round(page.elapsed_min, 1) if page else None,
+            "signals": list(page.signals) if page else [],
+            "sustained": page is not None and page.sustained is not None and page.region == "healthy",
             "first_fired_min": {k: round(v, 1) for k, v in sorted(walk.first_fired.items(), key=lambda kv: kv[1])},
-            # suspicion reached the threshold (in any band: a page needs the soft band, the loop may end before it)
+            # suspicion reached the threshold (in any band: a page needs the soft band or the sustained rule)
             "tripped_at_min": round(walk.first_tripped, 1) if walk.first_tripped is not None else None,
         }
+        if page is not None:
+            at = start + page.elapsed_min * 60.0
+            done = bisect.bisect_right(call_times, at)
+            row["lead"] = {"minutes": round((end - at) / 60.0, 1), "calls": len(flat) - done}
+            if total_usd is not None:
+                by_page = _dollars(timed, fmt, at)
+                row["lead"]["usd"] = round(total_usd - by_page, 2) if by_page is not None else None
+        shape = baselines.RunShape(start, end, b.stuck_min, flat)
+        row["baselines"] = _baseline_pages(shape, b.soft_start_min)
+        out[bucket] = row
     return out
 
 
@@ -114,7 +178,7 @@ def scan(
     shared: Path = SHARED,
     say: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
-    """Every labelled session present, replayed; the absent ones listed (and said); the per-bucket summary."""
+    """Every labelled session present, replayed; the absent ones listed (and said); the summaries."""
     raw = BucketsFile().raw if raw_buckets is None else raw_buckets
     rows, missing = [], []
     for e in load_labels(labels):
@@ -122,93 +186,11 @@ def scan(
         if not path.is_file():
             missing.append(e["id"])
             continue
-        rows.append({k: e[k] for k in ("id", "label", "format", "reason")} | replay(path, e["format"], raw))
+        facts = {k: e[k] for k in ("id", "label", "format", "reason", "agent")}
+        facts |= {"split": split(e["id"]), "publisher": publisher(e), "outcome": e.get("outcome")}
+        rows.append(facts | replay(path, e["format"], raw))
     if missing and say:
         say(
             f"{len(missing)} labelled session(s) not in {cache} or {shared} (see realsessions/README.md): {', '.join(missing)}"
         )
     return {"rows": rows, "missing": missing, "summary": summary(rows)}
-
-
-def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
-    """Per bucket, per label: [sessions paged, sessions, sessions whose suspicion reached the threshold]."""
-    out: dict[str, dict[str, list[int]]] = {}
-    for bucket in BUCKETS:
-        out[bucket] = {}
-        for label in LABELS:
-            mine = [r for r in rows if r["label"] == label]
-            paged = sum(r[bucket]["paged_at_min"] is not None for r in mine)
-            tripped = sum(r[bucket].get("tripped_at_min") is not None for r in mine)
-            out[bucket][label] = [paged, len(mine), tripped]
-    return out
-
-
-def _cell(r: dict[str, Any]) -> str:
-    if r["paged_at_min"] is None:
-        return "-"
-    return f"{r['paged_at_min']:g} min ({', '.join(r['signals']) or '?'})"
-
-
-def _fired(r: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v:g}" for k, v in r["first_fired_min"].items()) or "-"
-
-
-def markdown(report: dict[str, Any]) -> str:
-    s = report["summary"]
-    out = [
-        "# Real sessions, labelled",
-        "",
-        f"Regenerate with `{COMMAND} --markdown > docs/real-sessions.md` (needs the cache: realsessions/README.md).",
-        "",
-        f"{len(report['rows'])} public agent sessions (Claude Code and Codex CLI; OpenHands and mini-swe-agent "
-        "converted to the generic format by tools/convert_trajectory.py), each read and labelled by hand "
-        "(realsessions/labels.yaml: loop, mild or healthy, with the reason), replayed events-only "
-        "(no clone snapshots) through the detector once as a small and once as a medium run.",
-        "",
-        "## Summary",
-        "",
-        "A page needs the run to be inside its bucket's soft band (small 30-35 min, medium 70-85 min); "
-        "*tripped* counts the sessions whose suspicion reached the threshold at any time, "
-        "so a loop that ended before its soft band shows there.",
-        "",
-        "| bucket | loops paged | loops tripped | mild paged | mild tripped | healthy paged | healthy tripped |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for bucket in BUCKETS:
-        out.append(
-            f"| {bucket} | "
-            + " | ".join(
-                f"{s[bucket][lb][0]}/{s[bucket][lb][1]} | {s[bucket][lb][2]}/{s[bucket][lb][1]}" for lb in LABELS
-            )
-            + " |"
-        )
-    if report["missing"]:
-        out += ["", f"Not in the cache, not replayed: {', '.join(report['missing'])}."]
-    out += [
-        "",
-        "## Sessions",
-        "",
-        "| id | label | format | calls | minutes | small: paged at (signals) | medium: paged at (signals) "
-        "| medium: first fired (min) | reason |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in report["rows"]:
-        out.append(
-            f"| {r['id']} | {r['label']} | {r['format']} | {r['tool_calls']} | {r['minutes']:g} | {_cell(r['small'])} "
-            f"| {_cell(r['medium'])} | {_fired(r['medium'])} | {' '.join(str(r['reason']).split())} |"
-        )
-    return "\n".join(out) + "\n"
-
-
-def text(report: dict[str, Any]) -> str:
-    """The table for a terminal: one line per session, then the summary."""
-    lines = [f"{'id':44} {'label':8} {'calls':>5} {'min':>6}  {'small: paged at':24} medium: paged at"]
-    for r in report["rows"]:
-        lines.append(
-            f"{r['id'][:44]:44} {r['label']:8} {r['tool_calls']:5} {r['minutes']:6g}  {_cell(r['small'])[:24]:24} {_cell(r['medium'])}"
-        )
-    for bucket, counts in report["summary"].items():
-        lines.append(
-            f"{bucket}: " + ", ".join(f"{lb} paged {k}/{n} (tripped {t}/{n})" for lb, (k, n, t) in counts.items())
-        )
-    return "\n".join(lines) + "\n"
