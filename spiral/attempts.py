@@ -11,6 +11,11 @@ wrappers aside) whose result is known. Its *outcome key* is what a person would 
   exits 0: its output, masked as the fingerprint masks it, attempt counters masked too;
 - a pass of any other check: no key; the check is done, its history starts again.
 
+Two more kinds of attempt count the same way: an edit of a file that the editing tool refused (the
+text to replace not found, found twice, the same as its replacement: `edit <path>`, its error the
+key; an edit that goes through ends its history), and a search (`grep`, `rg`, `find` ...) that
+finds nothing (`search`, keyed `nothing found`; a search that finds something ends its history).
+
 The signal fires when one intent has, within the last `window` calls, come back `repeats` times
 with an outcome key it had already given there, and all its attempts there gave at most
 `max_outcomes` different keys: the same failure every time, or the same two or three in turn (two
@@ -31,6 +36,9 @@ from spiral.signals._count import short
 from spiral.verdict import Finding
 
 NAME = "stuck_check"
+EDIT_INTENT = "edit "  # + the file: an edit the tool refused is an attempt
+SEARCH_INTENT = "search"  # grep / rg / find ...: one that finds nothing is an attempt
+EMPTY = "F:nothing found"
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # a test run's summary counts: two or more `N word` on one line (pytest, jest, go, cargo, rspec...)
 _COUNT = (
@@ -62,7 +70,7 @@ class Attempts:
 
     def __init__(self, window: int, repeats: int, max_outcomes: int) -> None:
         self.window, self.repeats, self.max_outcomes = window, repeats, max_outcomes
-        self._tries: dict[str, deque[tuple[int, str, str]]] = {}  # intent -> (call no., key, command)
+        self._tries: dict[str, deque[tuple[int, str, str, float]]] = {}  # intent -> (call no., key, command, ts)
         self._stuck: str | None = None  # the intent found stuck at the last add, if any
         self.calls = 0
 
@@ -80,7 +88,7 @@ class Attempts:
             for name in [k for k, d in self._tries.items() if not d or d[-1][0] < low]:
                 del self._tries[name]
 
-    def add(self, intent: str, key: str | None, command: str) -> None:
+    def add(self, intent: str, key: str | None, command: str, ts: float) -> None:
         """An attempt of `intent` with its outcome key (None: the check passed, its history ends)."""
         if key is None:
             self._tries.pop(intent, None)
@@ -90,21 +98,21 @@ class Attempts:
         tries = self._tries.get(intent)
         if tries is None:
             tries = self._tries[intent] = deque()
-        tries.append((self.calls, key, command))
+        tries.append((self.calls, key, command, ts))
         low = self.calls - self.window
         while tries and (tries[0][0] < low or len(tries) > self.window):
             tries.popleft()
 
     def check(self, weight: float) -> Finding | None:
         low = self.calls - self.window
-        best: tuple[int, str, list[tuple[int, str, str]]] | None = None
+        best: tuple[int, str, list[tuple[int, str, str, float]]] | None = None
         for name, tries in self._tries.items():
             recent = [t for t in tries if t[0] >= low]
             if len(recent) <= self.repeats:
                 continue
             seen: set[str] = set()
             again = 0
-            for _, key, _ in recent:
+            for _, key, _, _ in recent:
                 if key in seen:
                     again += 1
                 else:
@@ -115,9 +123,9 @@ class Attempts:
             return None
         again, name, recent = best
         keys: dict[str, None] = {}
-        for _, key, _ in recent:
+        for _, key, _, _ in recent:
             keys[key] = None
-        commands = len({c for _, _, c in recent})
+        commands = len({c for _, _, c, _ in recent})
         what = " and ".join(repr(short(k[2:].split(" | ")[0] or "(no output)", 60)) for k in list(keys)[:3])
         turn = "the same failure" if len(keys) == 1 else f"{len(keys)} failures in turn"
         if all(k.startswith("P:") for k in keys):
@@ -129,4 +137,5 @@ class Attempts:
             f"{name} ran {len(recent)} times in the last {self.window} calls, {how}, and came back with {turn} "
             f"({what}) {again} times",
             name,
+            (recent[0][3], recent[0][0] - 1),
         )

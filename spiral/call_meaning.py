@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 from spiral import model
+from spiral.attempts import EDIT_INTENT, SEARCH_INTENT
 from spiral.call_windows import Meaning, is_request
-from spiral.intent import intent
+from spiral.intent import Intent, intent, searches
 from spiral.model import ToolCall
 from spiral.observe import SHELL_LIKE, norm_path, observe
 from spiral.settings import Settings
@@ -22,6 +23,11 @@ def meaning_of(call: ToolCall, settings: Settings, workdir: str | None, tracked:
     obs = observe(call, workdir, settings.poll_max_sleep_s)
     shell = call.tool == model.BASH and bool(call.command)
     tried = intent(call.command or "") if shell and settings.rules.stuck_check else None
+    if tried is None and settings.rules.stuck_check:
+        if shell and searches(call.command or ""):
+            tried = Intent(SEARCH_INTENT, None)
+        elif call.tool in model.WRITING_TOOLS and obs.file:
+            tried = Intent(EDIT_INTENT + obs.file, None)
     changed = writes(call.command or "") if shell and settings.rules.shell_edits else None
     return Meaning(
         repetition.script_key(obs, tracked),

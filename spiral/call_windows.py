@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 from mypy_extensions import mypyc_attr
 
 from spiral import model
-from spiral.attempts import Attempts, outcome_key
+from spiral.attempts import EDIT_INTENT, EMPTY, SEARCH_INTENT, Attempts, outcome_key
 from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
 from spiral.pickling import attrs_of, set_attrs
@@ -234,6 +234,14 @@ class CallWindows:
         """One more try of the check `m.intent`, keyed by what it came back with (spiral/attempts.py)."""
         assert self.attempts is not None and m.intent is not None
         out = call.output_ends or ""
+        if m.intent.startswith(EDIT_INTENT) or m.intent == SEARCH_INTENT:
+            if m.intent == SEARCH_INTENT:
+                found = bool(out.strip()) and not call.is_error
+                key = None if found else (outcome_key(self._fp.error(call), True, out, None) if out.strip() else EMPTY)
+            else:
+                key = outcome_key(self._fp.error(call), True, out, None) if call.is_error else None
+            self.attempts.add(m.intent, key, call.command or call.path or "", call.ts)
+            return
         failed = call.is_error or bool(call.exit_code)
         error = self._fp.error(call, m.request) if (failed or m.request) else None
         if failed and error is not None:
@@ -243,7 +251,7 @@ class CallWindows:
         probe = None
         if not failed and error is None and (m.intent.endswith((" -", " -c")) or m.intent_script in self.made):
             probe = self._fp.masked(out)
-        self.attempts.add(m.intent, outcome_key(error, failed, out, probe), call.command or "")
+        self.attempts.add(m.intent, outcome_key(error, failed, out, probe), call.command or "", call.ts)
 
     def _rerun(self, target: str, call: ToolCall, tree: int, suite: bool = False) -> tuple[str, int | None]:
         """A run compared with the last run of the same command (arguments and all) or, for a

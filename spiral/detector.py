@@ -166,7 +166,7 @@ class Detector:
             self._meaning[ident] = meaning
         if meaning.writes is not None and not call.denied:
             tree_edits.shell_wrote(self, meaning, call)  # before the call is queued: its own run sees what it changed
-        elif call.tool == model.WRITE and meaning.path and self.rules.shell_edits:
+        elif call.tool in model.WRITING_TOOLS and meaning.path and self.rules.shell_edits:
             tree_edits.wrote_file(self, meaning.path, call)
         if self.rules.made_debris and meaning.intent_script is not None and meaning.intent_script in self.windows.made:
             tree_edits.ran_made(self, meaning.intent_script)

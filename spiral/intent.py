@@ -94,6 +94,21 @@ def _intent(command: str) -> Intent | None:
 _intent_cached = lru_cache(maxsize=8192)(_intent)
 
 
+_SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", "git-grep"})
+
+
+def searches(command: str) -> bool:
+    """Whether the line is a search (`grep`, `rg`, `find` ..., `git grep`) and runs no check."""
+    for part in parts(command):
+        argv = shellcmd._strip_prefix(list(part.argv))
+        if not argv or part.sep == "|":
+            continue
+        base = argv[0].rsplit("/", 1)[-1]
+        if base in _SEARCHES or (base == "git" and len(argv) > 1 and argv[1] == "grep"):
+            return True
+    return False
+
+
 def family(path: str) -> str:
     """A file by its basename with the decorations of an agent's next try taken off."""
     name = path.rstrip("/").rsplit("/", 1)[-1]

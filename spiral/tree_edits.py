@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from spiral import model
 from spiral.call_windows import Meaning
 from spiral.model import ToolCall
 from spiral.observe import norm_path
@@ -54,8 +55,8 @@ def shell_wrote(det: Detector, meaning: Meaning, call: ToolCall) -> None:
     ts, cwd, workdir = call.ts, call.cwd, det.workdir
     for raw in w.created:
         path = norm_path(raw, workdir, cwd)
-        if path and (workdir is None or not path.startswith("/")) and path not in det.tracked:
-            made(det, path)
+        if path and path not in det.tracked:
+            made(det, path)  # (outside the clone too: a probe in /tmp is the run's probe)
     for group, revert in ((w.paths, False), (w.removed, False), (w.reverted, True)):
         for raw in group:
             path = norm_path(raw, workdir, cwd)
@@ -81,18 +82,20 @@ def changed_unnamed(det: Detector, ts: float, revert: bool) -> None:
 
 
 def wrote_file(det: Detector, path: str, call: ToolCall) -> None:
-    """A Write tool's file is one the run made when it did not exist before (shell_edits)."""
-    if (det.workdir is not None and path.startswith("/")) or path in det.tracked or path in det.touched:
+    """A Write tool's file is one the run made when it did not exist before, and so is an edit tool's
+    that says it created the file (OpenHands' `create`) (shell_edits)."""
+    if path in det.tracked or path in det.touched:
         return
-    if path in det._written and "created" not in (call.output_ends or ""):
-        return  # written before: it existed
+    said_created = "created" in (call.output_ends or "")[:200].lower()
+    if (path in det._written or call.tool != model.WRITE) and not said_created:
+        return  # written before (it existed), or an edit of a file that was there
     made(det, path)
 
 
 def ran_made(det: Detector, path: str) -> None:
     """A file the run made is now run or compiled: a scratch file, debris whatever its name."""
-    if path in det._made_debris or path in det.outputs:
-        return
+    if path in det._made_debris or path in det.outputs or (det.workdir is not None and path.startswith("/")):
+        return  # (a file outside the clone is the run's probe, but no debris in the clone)
     if det._scope is not None and det._scope.match(path):
         return
     det._made_debris[path] = None
@@ -117,7 +120,9 @@ _DEBRIS = 4096  # (as spiral/detector.py's: debris files written, remembered whi
 
 def sustained(det: Detector, now: float, findings: tuple[Finding, ...]) -> str | None:
     """Whether loop evidence (every signal but mutation_stall, a timer of its own) has held at the
-    rule's threshold for `min_minutes` and `min_calls`: the page then need not wait for the soft band."""
+    rule's threshold for `min_minutes` and `min_calls`, at `min_calls_per_min`: the page then need not
+    wait for the soft band. A finding that names where its evidence began (`since`: stuck_check's first
+    attempt of the stuck check) holds from there: the loop has lasted since, not since it was counted."""
     r = det.rules
     loop = sum(f.weight for f in findings if f.signal != mutation_stall.NAME)
     if loop < r.sustained_threshold or not findings:
@@ -125,8 +130,12 @@ def sustained(det: Detector, now: float, findings: tuple[Finding, ...]) -> str |
         return None
     if det._held_since is None or now < det._held_since:
         det._held_since, det._held_calls = now, det.calls
-    held_min = (now - det._held_since) / 60.0
-    held_calls = det.calls - det._held_calls
+    since, before = det._held_since, det._held_calls
+    for f in findings:  # a finding strong enough alone holds since the first call its evidence counts
+        if f.since is not None and f.weight >= r.sustained_threshold and f.since[0] < since:
+            since, before = f.since
+    held_min = (now - since) / 60.0
+    held_calls = det.calls - before
     if held_min < r.sustained_min_minutes or held_calls < r.sustained_min_calls:
         return None
     if held_calls < r.sustained_min_pace * held_min:

@@ -19,9 +19,18 @@ class Finding:
     weight: float
     evidence: str
     target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
+    since: tuple[float, int] | None = None  # (time, calls before it) of the first call its evidence counts
 
-    def __init__(self, signal: str, weight: float, evidence: str, target: str | None = None) -> None:
+    def __init__(
+        self,
+        signal: str,
+        weight: float,
+        evidence: str,
+        target: str | None = None,
+        since: tuple[float, int] | None = None,
+    ) -> None:
         self.signal, self.weight, self.evidence, self.target = signal, weight, evidence, target
+        self.since = since
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return by_fields(self)

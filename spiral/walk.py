@@ -132,7 +132,8 @@ class Watch:
 
 def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
     findings = tuple(
-        Finding(f.signal, weights[f.signal], f.evidence, f.target) if f.signal in weights else f for f in v.findings
+        Finding(f.signal, weights[f.signal], f.evidence, f.target, f.since) if f.signal in weights else f
+        for f in v.findings
     )
     total = sum(f.weight for f in findings)
     sustained = v.sustained if total >= v.threshold else None

@@ -67,6 +67,8 @@ _READERS = ("BashOutput", "TaskOutput")
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.S)
 _RETURNCODE = re.compile(r"<returncode>(-?\d{1,9})</returncode>")
 _OUTPUT = re.compile(r"<output>\n?(.*?)</output>", re.S)
+_OUTPUT_HEAD = re.compile(r"<output_head>\n?(.*?)</output_head>", re.S)
+_OUTPUT_TAIL = re.compile(r"<output_tail>\n?(.*?)</output_tail>", re.S)
 
 
 class ConvertError(Exception):
@@ -93,7 +95,24 @@ def _relative(path: str, workdir: str | None) -> str:
 
 
 def _excerpt(text: str) -> str:
-    return text if len(text) <= OUTPUT_CHARS else text[:OUTPUT_CHARS]
+    """An output as the detector needs it: whole when short, else its start and its end (where a
+    command prints its error and a test run its summary)."""
+    if len(text) <= OUTPUT_CHARS:
+        return text
+    head = OUTPUT_CHARS * 2 // 5
+    return text[:head] + "\n...\n" + text[-(OUTPUT_CHARS - head - 5) :]
+
+
+def _mini_output(obs: str) -> str:
+    """A mini-swe-agent observation's output: `<output>`, or for a long one `<output_head>` and
+    `<output_tail>` (the agent's own warning about the length left out), else the whole text."""
+    output = _OUTPUT.search(obs)
+    if output:
+        return output[1]
+    head, tail = _OUTPUT_HEAD.search(obs), _OUTPUT_TAIL.search(obs)
+    if head or tail:
+        return (head[1] if head else "") + "\n...\n" + (tail[1] if tail else "")
+    return obs
 
 
 def _text(content: Any) -> str | None:
@@ -216,8 +235,7 @@ def convert_mini_swe_agent(text: str) -> list[tuple[str, dict[str, Any]]]:
                 call["exit_code"] = int(code[1])
             elif obs.startswith("The last command") and "timed out" in obs[:300]:
                 call["is_error"] = True  # killed at the step timeout
-            output = _OUTPUT.search(obs)
-            call["output"] = _excerpt(output[1] if output else obs)
+            call["output"] = _excerpt(_mini_output(obs))
         out.append((_iso(dt.datetime.fromtimestamp(created, dt.UTC)), call))
     return out
 
@@ -258,8 +276,7 @@ def _mini_swe_agent_v2(messages: list[Any]) -> list[tuple[str, dict[str, Any]]]:
                     call["exit_code"] = int(code[1])
                 if content.startswith("<exception>"):
                     call["is_error"] = True  # raised, e.g. killed at the step timeout
-                output = _OUTPUT.search(content)
-                call["output"] = _excerpt(output[1] if output else content)
+                call["output"] = _excerpt(_mini_output(content))
             out.append((_iso(dt.datetime.fromtimestamp(created, dt.UTC)), call))
     return out
 
@@ -328,6 +345,8 @@ def convert_openhands(
                 call["exit_code"] = code
             if obs.get("observation") == "error":
                 call["is_error"] = True
+            elif obs.get("observation") == "edit" and str(obs.get("content") or "").startswith("ERROR:"):
+                call["is_error"] = True  # OpenHands 1.x reports a refused str_replace as an edit observation
         out.append((_iso(when), call))
     return out
 

@@ -41,7 +41,9 @@ def main(argv: list[str]) -> int:
         if not args.first <= n <= args.last:
             continue
         what = " ".join((c.command or c.path or "").split())
-        status = "DENIED" if c.denied else f"exit {c.exit_code}" if c.exit_code is not None else "ERR" if c.is_error else ""
+        status = (
+            "DENIED" if c.denied else f"exit {c.exit_code}" if c.exit_code is not None else "ERR" if c.is_error else ""
+        )
         who = f"[{c.agent[:8]}] " if c.agent else ""
         line = f"{n:4} {(c.ts - start) / 60:7.1f}m {who}{c.tool:10} {what[:110]:110} {status:8} | {c.output or ''}"
         print(line[: args.width])
