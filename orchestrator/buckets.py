@@ -67,9 +67,15 @@ def write_buckets(path: Path, new: dict[str, Bucket]) -> None:
         b = new.get(m.group("name"))
         if b is None:
             return m.group(0)
+        calls = (
+            f", expected_calls: {b.expected_calls}, soft_start_calls: {b.soft_start_calls}, "
+            f"stuck_calls: {b.stuck_calls}"
+            if b.expected_calls
+            else ""
+        )
         return (
             f"{m.group('indent')}{m.group('name')}: {{expected_min: {_num(b.expected_min)}, "
-            f"soft_start_min: {_num(b.soft_start_min)}, stuck_min: {_num(b.stuck_min)}}}{m.group('rest')}"
+            f"soft_start_min: {_num(b.soft_start_min)}, stuck_min: {_num(b.stuck_min)}{calls}}}{m.group('rest')}"
         )
 
     updated = _LINE.sub(repl, text)

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from orchestrator import jsonout  # json only: cheap enough for every command
+from orchestrator.commands.calibrate import calibrate_command
 from orchestrator.commands.gc import gc_command
 from orchestrator.commands.history import history_command
 from orchestrator.commands.launch import launch_command
@@ -141,8 +142,11 @@ def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) ->
 
 def _real_sessions(as_json: bool, markdown: bool) -> None:
     from orchestrator.corpus.benchmark import realsessions as rs
+    from orchestrator.ledger import prices
 
-    report = rs.scan(say=lambda msg: sys.stderr.write(f"real-sessions: {msg}\n"))
+    report = rs.scan(
+        say=lambda msg: sys.stderr.write(f"real-sessions: {msg}\n"), price=lambda spend: prices.cost(spend, {})[0]
+    )
     sys.stdout.write(jsonout.document(report) if as_json else rs.markdown(report) if markdown else rs.text(report))
 
 
@@ -338,33 +342,7 @@ def ledger_rebuild() -> None:
 app.command("history")(history_command)  # orchestrator/commands/history.py
 
 
-@app.command()
-def calibrate(
-    min_runs: Annotated[
-        int, typer.Option(help="Refuse to propose timings for a bucket with fewer succeeded runs.", min=1)
-    ] = 20,
-    write: Annotated[bool, typer.Option("--write", help="Apply the proposal to buckets.yaml.")] = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Per bucket, from the runs that succeeded: median and p90 wall-clock, and
-    the expected / soft-band / stuck times they imply, as a diff against buckets.yaml.
-    """
-    from orchestrator.buckets import BucketsFile
-    from orchestrator.config import load
-    from orchestrator.ledger import calibrate as cal
-    from orchestrator.tables import calibration_lines
-
-    buckets = BucketsFile()
-    result = cal.calibrate(buckets, load().prices, min_runs)
-    if write:
-        cal.apply(result, buckets.path)
-    if as_json:  # one JSON document: what was written is a key of it, not a line after it
-        _print_json({**result.to_dict(), "written": str(buckets.path) if write else None})
-    else:
-        for text in calibration_lines(result):
-            typer.echo(text)
-        if write:
-            typer.echo(f"wrote {buckets.path}")
+app.command("calibrate")(calibrate_command)  # orchestrator/commands/calibrate.py
 
 
 def main() -> None:

@@ -221,7 +221,8 @@ class CallWindows:
         self.rep_files.push(file)
         self.sb_targets.push(target)
         if m.shell_like:
-            self.polls.push(self._poll(call, poll) if r.poll_progress else poll)
+            # with poll_progress, a call that never ran (refused, or cancelled with a failed sibling) polls nothing
+            self.polls.push((None if call.denied else self._poll(call, poll)) if r.poll_progress else poll)
         if r.same_error:
             self._error(call, real, m.request)
         if self.attempts is not None:
@@ -244,13 +245,13 @@ class CallWindows:
             return
         failed = call.is_error or bool(call.exit_code)
         error = self._fp.error(call, m.request) if (failed or m.request) else None
-        if failed and error is not None:
-            error = f"[{call.exit_code}] {error}" if call.exit_code is not None else error
-        elif failed:
-            error = f"[{call.exit_code}]"
+        if failed and error is None:
+            error = f"[exit {call.exit_code}]"  # (with a message, the message is the failure whatever the code)
         probe = None
         if not failed and error is None and (m.intent.endswith((" -", " -c")) or m.intent_script in self.made):
-            probe = self._fp.masked(out)
+            # a probe the agent made: what it prints is its result, the error it caught first
+            error = self._fp.error_line_in(out)
+            probe = None if error is not None else self._fp.masked(out)
         self.attempts.add(m.intent, outcome_key(error, failed, out, probe), call.command or "", call.ts)
 
     def _rerun(self, target: str, call: ToolCall, tree: int, suite: bool = False) -> tuple[str, int | None]:
@@ -312,6 +313,8 @@ class CallWindows:
         if poll is None:  # a command checked between sleeps: did it return something new?
             self._check = (facts_of(call), facts_of(before) if before is not None else None)
             return None
+        if poll == "native" and before is None:
+            return None  # a first read of a background task or subagent: collecting its result, not polling
         if poll == "until" or not call.result_seen:
             return poll  # nothing to judge by: counted, as the contract counts it
         out = call.output_ends or ""

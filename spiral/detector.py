@@ -287,12 +287,15 @@ class Detector:
     def evaluate(self, now: float) -> Verdict:
         s, b = self.settings, self.bucket
         elapsed_min = max(0.0, (now - self.started_at) / 60.0)
-        if elapsed_min < b.soft_start_min:
-            region = HEALTHY
-        elif elapsed_min < b.stuck_min:
+        calls = self.calls if b.expected_calls else 0  # the bands in tool calls (whichever comes first)
+        if elapsed_min >= b.stuck_min or (calls and calls >= b.stuck_calls):
+            region = STUCK
+        elif elapsed_min >= b.soft_start_min or (calls and calls >= b.soft_start_calls):
             region = SOFT
         else:
-            region = STUCK
+            region = HEALTHY
+        # how far into the run, in minutes of the expected time: by the clock or by the calls made
+        progress_min = max(elapsed_min, calls / b.expected_calls * b.expected_min) if calls else elapsed_min
         if self._restart_due and self._restart_due[0] <= now:
             self._apply_restarts(now)
         self.windows.resolve(now)
@@ -317,12 +320,12 @@ class Detector:
                 quiet_for_min=quiet_min,
                 weight=s.weights["debris"],
             )
-        if elapsed_min >= s.stall_expected_factor * b.expected_min:
+        if progress_min >= s.stall_expected_factor * b.expected_min:
             touched, grew_at = (
                 (self.touched, self.touched_grew_at) if self.snapshots else (self._written, self._written_grew_at)
             )
             stall = mutation_stall.check(
-                elapsed_min=elapsed_min,
+                elapsed_min=progress_min,
                 expected_min=b.expected_min,
                 factor=s.stall_expected_factor,
                 stalled_for_min=(now - grew_at) / 60.0,

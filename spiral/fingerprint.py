@@ -161,7 +161,12 @@ class Fingerprinter:
             self._keys[text] = key
         return key
 
-    def _failure_key(self, text: str) -> str | None:
+    def error_line_in(self, text: str) -> str | None:
+        """The masked line of `text` that names an error (`error_line`), if one does: a probe that
+        exits 0 may still print the exception it caught."""
+        return self._failure_key(text, whole=False)
+
+    def _failure_key(self, text: str, whole: bool = True) -> str | None:
         if self.error_line is not None:
             # case-insensitive: an ASCII line holding none of these strings, in any case, has no match
             needs = self._line_needs
@@ -171,7 +176,7 @@ class Fingerprinter:
                         continue
                     if self.error_line.search(line):
                         return self._mask(line) or None
-        return self.masked(text) or None
+        return (self.masked(text) or None) if whole else None
 
 
 _UNKNOWN = "\0unknown"  # not in the memo (compared by identity: no key is this very object)

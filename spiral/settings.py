@@ -36,6 +36,10 @@ class Bucket:
     expected_min: float
     soft_start_min: float
     stuck_min: float
+    # the same bands counted in tool calls (0: not used); the soft band opens at whichever comes first
+    expected_calls: int = 0
+    soft_start_calls: int = 0
+    stuck_calls: int = 0
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return by_fields(self)
@@ -105,6 +109,7 @@ _TOP = {
 }
 _OPTIONAL_TOP = frozenset({"rules"})
 _BUCKET = {"expected_min": _NUM, "soft_start_min": _NUM, "stuck_min": _NUM}
+_BUCKET_CALLS = {"expected_calls": _INT, "soft_start_calls": _INT, "stuck_calls": _INT}  # optional
 _SIGNALS: dict[str, dict[str, Any]] = {
     "debris": {
         "weight": _NUM,
@@ -174,12 +179,17 @@ def _build(data: Any) -> Settings:
     buckets = {}
     for name in BUCKET_NAMES:
         path = ("buckets", name)
-        b = _check_keys(buckets_raw[name], _BUCKET, path)
-        bucket = Bucket(*(_value(b, k, _NUM, path) for k in _BUCKET))
+        b = _check_keys(buckets_raw[name], _BUCKET | _BUCKET_CALLS, path, frozenset(_BUCKET_CALLS))
+        calls = {k: _value(b, k, _INT, path) for k in _BUCKET_CALLS if k in b}
+        bucket = Bucket(*(_value(b, k, _NUM, path) for k in _BUCKET), **calls)
         if bucket.expected_min <= 0:
             raise SettingsError(path + ("expected_min",), f"buckets.{name}.expected_min must be above 0")
         if not bucket.expected_min <= bucket.soft_start_min <= bucket.stuck_min:
             raise SettingsError(path, f"buckets.{name}: need expected_min <= soft_start_min <= stuck_min")
+        if calls and not 0 < bucket.expected_calls <= bucket.soft_start_calls <= bucket.stuck_calls:
+            raise SettingsError(
+                path, f"buckets.{name}: need 0 < expected_calls <= soft_start_calls <= stuck_calls (all three)"
+            )
         buckets[name] = bucket
     sig = _check_keys(top["signals"], {s: dict for s in SEED_SIGNALS}, ("signals",))
     vals: dict[str, dict[str, Any]] = {}

@@ -93,9 +93,12 @@ def wrote_file(det: Detector, path: str, call: ToolCall) -> None:
 
 
 def ran_made(det: Detector, path: str) -> None:
-    """A file the run made is now run or compiled: a scratch file, debris whatever its name."""
-    if path in det._made_debris or path in det.outputs or (det.workdir is not None and path.startswith("/")):
-        return  # (a file outside the clone is the run's probe, but no debris in the clone)
+    """A file the run made at the top of the clone is now run or compiled: a scratch file, debris
+    whatever its name."""
+    if path in det._made_debris or path in det.outputs or "/" in path:
+        # a file outside the clone is the run's probe but no debris in it; one the run made inside the
+        # project's folders (scripts/, src/) is likely a deliverable: scratch files land at the top
+        return
     if det._scope is not None and det._scope.match(path):
         return
     det._made_debris[path] = None

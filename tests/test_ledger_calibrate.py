@@ -34,7 +34,7 @@ def test_calibrate_recovers_known_percentiles(tmp_path: Path) -> None:
     assert out["small"]["refused"] is True and out["small"]["runs"] == 5
     text = cli("calibrate", env=env).stdout
     assert "small: 5 succeeded runs; need at least 20" in text
-    assert "expected_min        45 -> 51" in text
+    assert "expected_min         45 -> 51" in text
     w = cli("calibrate", "--write", "--json", env=env)
     assert w.returncode == 0, w.stderr
     assert json.loads(w.stdout)["written"] == str(buckets)  # one JSON document, what was written in it
@@ -68,9 +68,24 @@ def _current() -> dict[str, Bucket]:
 
 
 def test_walls_by_bucket_groups_ledger_rows() -> None:
-    rows = [("medium", 30), ("small", 5.5), ("medium", 40.25)]
-    assert walls_by_bucket(rows) == {"medium": [30.0, 40.25], "small": [5.5]}
-    assert walls_by_bucket([]) == {}
+    rows = [("medium", 30, 120), ("small", 5.5, None), ("medium", 40.25, 80)]
+    walls, calls = walls_by_bucket(rows)
+    assert walls == {"medium": [30.0, 40.25], "small": [5.5]}
+    assert calls == {"medium": [120, 80], "small": [0]}  # a run without a count counts as unknown (0)
+    assert walls_by_bucket([]) == ({}, {})
+
+
+def test_propose_gives_the_bands_in_calls_by_the_same_rule() -> None:
+    walls = {"small": [float(m) for m in range(1, 41)]}
+    calls = {"small": list(range(10, 410, 10))}  # 10..400 calls, one run each
+    (small,) = [p for p in propose(walls, _current(), 20, calls) if p.bucket == "small"]
+    assert small.calls == (205.0, pytest.approx(361.0), 400)
+    assert small.proposed is not None
+    b = small.proposed
+    assert (b.expected_calls, b.soft_start_calls, b.stuck_calls) == (205, 361, 434)  # median; p90 > 1.5x; 1.2x soft
+    # too few runs with a count: the bands in minutes only
+    (thin,) = [p for p in propose(walls, _current(), 20, {"small": [5] * 10}) if p.bucket == "small"]
+    assert thin.proposed is not None and thin.proposed.expected_calls == 0
 
 
 def test_propose_follows_the_rule_and_refuses_thin_buckets() -> None:
@@ -108,9 +123,9 @@ def test_calibration_json_and_text() -> None:
     assert calibration_lines(cal) == [
         "small: 5 succeeded runs; need at least 20 to propose (keeping 20 / 30 / 35 min)",
         "medium: 100 succeeded runs, median 50.5 min, p90 90.1 min, longest 100.0 min",
-        "    expected_min        45 -> 51",
-        "    soft_start_min      70 -> 91",
-        "    stuck_min           85 -> 110",
+        "    expected_min         45 -> 51",
+        "    soft_start_min       70 -> 91",
+        "    stuck_min            85 -> 110",
         "big: 0 succeeded runs; need at least 20 to propose (keeping 90 / 135 / 150 min)",
     ]
 

@@ -17,6 +17,11 @@ from spiral.adapters import FORMATS
 from spiral.settings import BUCKET_NAMES, SIGNAL_NAMES
 from spiral.timestamps import parse_ts
 
+# how a recorded run ended by an outside verdict (a benchmark harness, the orchestrator's own ending):
+# calibrate --cases learns the bands from the runs that succeeded
+SUCCEEDED_OUTCOMES = ("resolved", "succeeded")
+OUTCOMES = SUCCEEDED_OUTCOMES + ("unresolved", "failed")
+
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _Minutes = Annotated[NonNegativeFloat, Meta(description="must be a number of minutes")]
 _Signals = Annotated[
@@ -70,6 +75,7 @@ class Case:
     scope: tuple[str, ...] = ()  # optional: the ticket's scope globs (the drift signal); () as before
     # optional: when guidance reached the agent (epoch seconds); the detector's windows restart there
     guidance_received: tuple[float, ...] = ()
+    outcome: str | None = None  # optional: how the run ended by an outside verdict (calibrate --cases)
     lines: yamlfile.Lines = field(repr=False, default_factory=dict)
 
     @property
@@ -90,6 +96,7 @@ class _File(Strict):
     overrides: FreeMapping | None = None
     scope: Globs | None = None
     guidance_received: Annotated[list[Any], Meta(description="must be a list of ISO-8601 times")] | None = None
+    outcome: Annotated[str, one_of(OUTCOMES)] | None = None
 
     def __post_init__(self) -> None:
         self.started_at, self.ended_at = _when(self.started_at), _when(self.ended_at)
@@ -122,6 +129,7 @@ def load_case(folder: Path) -> Case:
         expect=doc.expect,
         scope=scope_globs(doc.scope),
         guidance_received=tuple(sorted(t for t in doc.guidance_received or () if t is not None)),
+        outcome=doc.outcome,
         lines=lines,
     )
 

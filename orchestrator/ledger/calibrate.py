@@ -4,10 +4,13 @@ Rule (documented in README): over the runs of a bucket that succeeded,
 expected = the median wall-clock; the soft band starts at the larger of
 1.5 x expected and the 90th percentile; stuck is the larger of 1.2 x the
 soft-band start and the longest successful run, so that no run that
-succeeded would have been stopped. Minutes are rounded up.
+succeeded would have been stopped. Minutes are rounded up. The same rule
+gives the bands in tool calls (expected_calls, soft_start_calls,
+stuck_calls) from the runs' call counts.
 
-Everything here is pure except `calibrate` (reads the ledger) and `apply`
-(rewrites buckets.yaml).
+The runs come from the ledger (`calibrate`) or from a folder of recorded
+cases (`calibrate_cases`, calibrate_cases.py). Everything here is pure
+except those two (they read) and `apply` (rewrites buckets.yaml).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
 
 # demo re-enactments run on a fast clock over recorded work: they say nothing about real timings
 SUCCEEDED_WALLS_SQL = (
-    "SELECT bucket, wall_min FROM runs WHERE state = 'succeeded' AND wall_min > 0 "
+    "SELECT bucket, wall_min, tool_calls FROM runs WHERE state = 'succeeded' AND wall_min > 0 "
     "AND agent IS DISTINCT FROM 'demo' AND coalesce(time_scale, 1) = 1"
 )
 
@@ -51,13 +54,29 @@ class Proposal:
     longest: float
     proposed: Bucket | None  # None when there are too few runs
     current: Bucket
+    calls: tuple[float, float, int] | None = None  # the runs' median, p90 and most tool calls, when known
 
     @property
     def refused(self) -> bool:
         return self.proposed is None
 
 
-def propose(walls: dict[str, list[float]], current: dict[str, Bucket], min_runs: int) -> list[Proposal]:
+def _bands(xs: list[float]) -> tuple[int, int, int]:
+    """(expected, soft-band start, stuck) of one bucket's runs, by the rule above."""
+    med, p90, longest = percentile(xs, 50), percentile(xs, 90), max(xs)
+    expected = max(1, math.ceil(med))
+    soft = max(expected, math.ceil(max(1.5 * med, p90)))
+    return expected, soft, max(soft, math.ceil(max(1.2 * soft, longest)))
+
+
+def propose(
+    walls: dict[str, list[float]],
+    current: dict[str, Bucket],
+    min_runs: int,
+    calls: dict[str, list[int]] | None = None,
+) -> list[Proposal]:
+    """Per bucket, the bands its succeeded runs imply; with `calls` (each run's tool calls, in the same
+    order as its minutes) the bands in calls too."""
     out = []
     for name in BUCKET_NAMES:
         xs = [w for w in walls.get(name, []) if w is not None and w > 0]
@@ -65,26 +84,40 @@ def propose(walls: dict[str, list[float]], current: dict[str, Bucket], min_runs:
             out.append(Proposal(name, 0, 0.0, 0.0, 0.0, None, current[name]))
             continue
         med, p90, longest = percentile(xs, 50), percentile(xs, 90), max(xs)
+        ns = [n for n in (calls or {}).get(name, []) if n is not None and n > 0]
+        spread = (
+            (percentile([float(n) for n in ns], 50), percentile([float(n) for n in ns], 90), max(ns)) if ns else None
+        )
         proposed = None
         if len(xs) >= min_runs:
-            expected = math.ceil(med)
-            soft = math.ceil(max(1.5 * med, p90))
-            stuck = math.ceil(max(1.2 * soft, longest))
-            proposed = Bucket(float(expected), float(soft), float(max(stuck, soft)))
-        out.append(Proposal(name, len(xs), med, p90, longest, proposed, current[name]))
+            expected, soft, stuck = _bands(xs)
+            by_calls = _bands([float(n) for n in ns]) if len(ns) >= min_runs else (0, 0, 0)
+            proposed = Bucket(float(expected), float(soft), float(stuck), *by_calls)
+        out.append(Proposal(name, len(xs), med, p90, longest, proposed, current[name], spread))
     return out
 
 
-def walls_by_bucket(rows: Iterable[tuple[Any, ...]]) -> dict[str, list[float]]:
-    """(bucket, wall_min) rows, as the ledger returns them, grouped by bucket."""
+def walls_by_bucket(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+    """(bucket, wall_min[, tool_calls]) rows, as the ledger returns them: minutes and calls by bucket."""
     walls: dict[str, list[float]] = {}
-    for bucket, wall in rows:
+    calls: dict[str, list[int]] = {}
+    for row in rows:
+        bucket, wall = row[0], row[1]
         walls.setdefault(bucket, []).append(float(wall))
-    return walls
+        n = row[2] if len(row) > 2 else None
+        calls.setdefault(bucket, []).append(int(n) if isinstance(n, (int, float)) else 0)
+    return walls, calls
 
 
 def _timings(b: Bucket) -> dict[str, float]:
-    return {"expected_min": b.expected_min, "soft_start_min": b.soft_start_min, "stuck_min": b.stuck_min}
+    out = {"expected_min": b.expected_min, "soft_start_min": b.soft_start_min, "stuck_min": b.stuck_min}
+    if b.expected_calls:
+        out |= {
+            "expected_calls": b.expected_calls,
+            "soft_start_calls": b.soft_start_calls,
+            "stuck_calls": b.stuck_calls,
+        }
+    return out
 
 
 @dataclass(frozen=True)
@@ -108,6 +141,11 @@ class Calibration:
                     "median_min": round(p.median, 2),
                     "p90_min": round(p.p90, 2),
                     "longest_min": round(p.longest, 2),
+                    **(
+                        {"median_calls": p.calls[0], "p90_calls": p.calls[1], "most_calls": p.calls[2]}
+                        if p.calls is not None
+                        else {}
+                    ),
                     "refused": p.refused,
                     "current": _timings(p.current),
                     "proposed": None if p.proposed is None else _timings(p.proposed),
@@ -123,7 +161,18 @@ def calibrate(buckets: BucketsFile, prices: dict[str, tuple[float, float, float,
 
     store.refresh(prices)
     _, rows = store.run_sql(SUCCEEDED_WALLS_SQL)
-    return Calibration(min_runs, propose(walls_by_bucket(rows), buckets.settings.buckets, min_runs))
+    walls, calls = walls_by_bucket(rows)
+    return Calibration(min_runs, propose(walls, buckets.settings.buckets, min_runs, calls))
+
+
+def calibrate_cases(buckets: BucketsFile, dirs: list[Path], min_runs: int) -> Calibration:
+    """The same proposal from a folder of recorded cases (the runs that succeeded: calibrate_cases.py)."""
+    from orchestrator.ledger.calibrate_cases import runs_in
+
+    runs = runs_in(dirs)
+    walls = {b: [m for m, _ in rs] for b, rs in runs.items()}
+    calls = {b: [n for _, n in rs] for b, rs in runs.items()}
+    return Calibration(min_runs, propose(walls, buckets.settings.buckets, min_runs, calls))
 
 
 def apply(calibration: Calibration, path: Path) -> None:

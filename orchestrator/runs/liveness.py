@@ -22,6 +22,8 @@ class Facts:
     heartbeat_s: float
     bucket: str
     from_queue: bool = False  # started by a pass over the queue (fleet.py), not by its own `launch`
+    stuck_calls: int = 0  # the bucket's stuck band in tool calls (0: none)
+    tool_calls: int = 0
     supervisor_registered: bool = False  # a supervisor took the run (it may have died since)
 
 
@@ -63,6 +65,10 @@ def judge(f: Facts) -> Decision | None:
     if f.elapsed_min >= f.stuck_min:
         return Decision(
             "stalled", f"past the {f.bucket} bucket's stuck time ({f.elapsed_min:.0f} min >= {f.stuck_min:g} min)"
+        )
+    if f.stuck_calls and f.tool_calls >= f.stuck_calls:
+        return Decision(
+            "stalled", f"past the {f.bucket} bucket's stuck band ({f.tool_calls} tool calls >= {f.stuck_calls})"
         )
     if f.silent_s >= f.heartbeat_s:
         return Decision(

@@ -336,6 +336,8 @@ def _liveness(
         silent_s=view.last_activity_s if view.last_activity_s is not None else 0.0,
         elapsed_min=view.elapsed_min,
         stuck_min=settings.buckets[str(record.bucket)].stuck_min,
+        stuck_calls=settings.buckets[str(record.bucket)].stuck_calls,
+        tool_calls=record.spiral.tool_calls,
         heartbeat_s=cfg.heartbeat_s,
         bucket=str(record.bucket),
         from_queue=record.admitted_by == "queue",

@@ -153,13 +153,22 @@ def calibration_lines(cal: Calibration) -> list[str]:
             continue
         new = p.proposed
         out.append(f"{head}, median {p.median:.1f} min, p90 {p.p90:.1f} min, longest {p.longest:.1f} min")
-        for label, a, b in (
+        if p.calls is not None:
+            out.append(f"    tool calls: median {p.calls[0]:g}, p90 {p.calls[1]:g}, most {p.calls[2]}")
+        rows: list[tuple[str, float, float]] = [
             ("expected_min", cur.expected_min, new.expected_min),
             ("soft_start_min", cur.soft_start_min, new.soft_start_min),
             ("stuck_min", cur.stuck_min, new.stuck_min),
-        ):
+        ]
+        if new.expected_calls or cur.expected_calls:
+            rows += [
+                ("expected_calls", cur.expected_calls, new.expected_calls),
+                ("soft_start_calls", cur.soft_start_calls, new.soft_start_calls),
+                ("stuck_calls", cur.stuck_calls, new.stuck_calls),
+            ]
+        for label, a, b in rows:
             mark = "  " if a == b else "->"
-            out.append(f"    {label:<15} {a:>6g} {mark} {b:g}")
+            out.append(f"    {label:<16} {a:>6g} {mark} {b:g}")
     return out
 
 

@@ -27,11 +27,12 @@ from orchestrator.corpus.importer import read_records, timestamp_records
 from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra import yamlfile
-from orchestrator.ledger import prices
 from spiral.adapters import make_adapter
 from spiral.model import ToolCall
 from spiral.settings import Settings
-from spiral.spend import SpendCounter
+from spiral.spend import Spend, SpendCounter
+
+Pricer = Callable[[Spend], "float | None"]  # dollars of a session's usage (the ledger's prices), or None
 
 ROOT = Path(__file__).resolve().parents[3]
 LABELS_FILE = ROOT / "realsessions" / "labels.yaml"
@@ -103,7 +104,7 @@ def timeline(path: Path, fmt: str) -> tuple[list[tuple[float, Any]], str | None]
     return [(ts, obj) for ts, _, _, obj in heapq.merge(*tagged, key=lambda t: t[:3])], workdir
 
 
-def _dollars(timed: list[tuple[float, Any]], fmt: str, until: float | None = None) -> float | None:
+def _dollars(timed: list[tuple[float, Any]], fmt: str, price: Pricer, until: float | None = None) -> float | None:
     """What the session had cost by `until` (its end when None), from the usage its own lines carry."""
     counter = SpendCounter(fmt)
     feed = counter.feeder()
@@ -111,8 +112,7 @@ def _dollars(timed: list[tuple[float, Any]], fmt: str, until: float | None = Non
         if until is not None and ts > until:
             break
         feed(obj)
-    usd, _ = prices.cost(counter.spend, {})
-    return usd
+    return price(counter.spend)
 
 
 def _baseline_pages(shape: baselines.RunShape, soft_start_min: float) -> dict[str, float | None]:
@@ -126,7 +126,13 @@ def _baseline_pages(shape: baselines.RunShape, soft_start_min: float) -> dict[st
     }
 
 
-def replay(path: Path, fmt: str, raw_buckets: dict[str, Any], buckets: tuple[str, ...] = BUCKETS) -> dict[str, Any]:
+def replay(
+    path: Path,
+    fmt: str,
+    raw_buckets: dict[str, Any],
+    buckets: tuple[str, ...] = BUCKETS,
+    price: Pricer | None = None,
+) -> dict[str, Any]:
     """Events, calls, minutes and, per bucket, when (if) it paged, which signals had fired, what the
     page left (minutes, calls, dollars to the end) and when each baseline would have alerted."""
     timed, workdir = timeline(path, fmt)
@@ -141,7 +147,7 @@ def replay(path: Path, fmt: str, raw_buckets: dict[str, Any], buckets: tuple[str
         "tool_calls": len(flat),
         "minutes": round((end - start) / 60, 1),
     }
-    total_usd = _dollars(timed, fmt) if fmt != "generic" and timed else None
+    total_usd = _dollars(timed, fmt, price) if price is not None and fmt != "generic" and timed else None
     for bucket in buckets:
         b = settings.bucket(bucket)
         if not timed:
@@ -161,8 +167,8 @@ def replay(path: Path, fmt: str, raw_buckets: dict[str, Any], buckets: tuple[str
             at = start + page.elapsed_min * 60.0
             done = bisect.bisect_right(call_times, at)
             row["lead"] = {"minutes": round((end - at) / 60.0, 1), "calls": len(flat) - done}
-            if total_usd is not None:
-                by_page = _dollars(timed, fmt, at)
+            if total_usd is not None and price is not None:
+                by_page = _dollars(timed, fmt, price, at)
                 row["lead"]["usd"] = round(total_usd - by_page, 2) if by_page is not None else None
         shape = baselines.RunShape(start, end, b.stuck_min, flat)
         row["baselines"] = _baseline_pages(shape, b.soft_start_min)
@@ -177,8 +183,10 @@ def scan(
     cache: Path = CACHE,
     shared: Path = SHARED,
     say: Callable[[str], object] | None = None,
+    price: Pricer | None = None,
 ) -> dict[str, Any]:
-    """Every labelled session present, replayed; the absent ones listed (and said); the summaries."""
+    """Every labelled session present, replayed; the absent ones listed (and said); the summaries.
+    With `price`, the lead a page left is in dollars too."""
     raw = BucketsFile().raw if raw_buckets is None else raw_buckets
     rows, missing = [], []
     for e in load_labels(labels):
@@ -188,7 +196,7 @@ def scan(
             continue
         facts = {k: e[k] for k in ("id", "label", "format", "reason", "agent")}
         facts |= {"split": split(e["id"]), "publisher": publisher(e), "outcome": e.get("outcome")}
-        rows.append(facts | replay(path, e["format"], raw))
+        rows.append(facts | replay(path, e["format"], raw, price=price))
     if missing and say:
         say(
             f"{len(missing)} labelled session(s) not in {cache} or {shared} (see realsessions/README.md): {', '.join(missing)}"
