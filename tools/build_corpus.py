@@ -20,6 +20,9 @@ from typing import Any
 from orchestrator.corpus.behaviours import productive, repo
 from orchestrator.corpus.timeline import Timeline
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus_real_shapes import REAL_SHAPES
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # ---- the seed's three spirals and its healthy counter-case -------------------
@@ -1237,6 +1240,7 @@ CASES: list[Callable[[Path], None]] = [
     spiral_generic_pingpong,
     *RULE_CASES,
     *HARD_VARIANTS,
+    *REAL_SHAPES,
 ]
 
 

@@ -215,8 +215,11 @@ def _result(call: ToolCall, block: dict[str, Any]) -> None:
     call.is_error = True
     if text is None:
         return
+    if _SIBLING in text[:200]:
+        call.denied = True  # cancelled with a failed parallel sibling: it never ran (whatever exit code it shows)
+        return
     exit_code = _EXIT.match(text)
     if exit_code:
         call.exit_code = int(exit_code[1])
-    elif text.startswith(_DENIED_PREFIXES) or _DENIED_BLOCKED in text[:600] or text.startswith(_SIBLING):
+    elif text.startswith(_DENIED_PREFIXES) or _DENIED_BLOCKED in text[:600]:
         call.denied = True

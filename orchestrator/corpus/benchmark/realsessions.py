@@ -29,10 +29,12 @@ from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra import yamlfile
 from spiral.adapters import make_adapter
 from spiral.model import ToolCall
-from spiral.settings import Settings
+from spiral.settings import Bucket, Settings
 from spiral.spend import Spend, SpendCounter
 
 Pricer = Callable[[Spend], "float | None"]  # dollars of a session's usage (the ledger's prices), or None
+# the bands (minutes and calls) that succeeded runs imply, by calibrate's rule (ledger/calibrate.py), or None
+Calibrator = Callable[[list[float], list[int]], "Bucket | None"]
 
 ROOT = Path(__file__).resolve().parents[3]
 LABELS_FILE = ROOT / "realsessions" / "labels.yaml"
@@ -46,6 +48,7 @@ OUTCOMES = ("resolved", "unresolved")
 FORMATS = ("claude-transcript", "claude-stream-json", "codex-json", "generic")
 FIELDS = ("id", "file", "format", "agent", "version", "source", "sha256", "tool_calls", "minutes", "label", "reason")
 COMMAND = "./dev.sh eval --real-sessions"
+OURS = "ours"
 STEP_CAP = 100
 
 
@@ -184,9 +187,11 @@ def scan(
     shared: Path = SHARED,
     say: Callable[[str], object] | None = None,
     price: Pricer | None = None,
+    calibrate: Calibrator | None = None,
 ) -> dict[str, Any]:
     """Every labelled session present, replayed; the absent ones listed (and said); the summaries.
-    With `price`, the lead a page left is in dollars too."""
+    With `price`, the lead a page left is in dollars too. With `calibrate`, the unattended runs with a
+    known outcome are replayed again with bands calibrated from the dev half's resolved runs."""
     raw = BucketsFile().raw if raw_buckets is None else raw_buckets
     rows, missing = [], []
     for e in load_labels(labels):
@@ -201,4 +206,61 @@ def scan(
         say(
             f"{len(missing)} labelled session(s) not in {cache} or {shared} (see realsessions/README.md): {', '.join(missing)}"
         )
-    return {"rows": rows, "missing": missing, "summary": summary(rows)}
+    report: dict[str, Any] = {"rows": rows, "missing": missing, "summary": summary(rows)}
+    if calibrate is not None:
+        report["calibrated"] = calibrated(rows, raw, calibrate, labels, cache, shared)
+    return report
+
+
+def calibrated(
+    rows: list[dict[str, Any]],
+    raw: dict[str, Any],
+    calibrate: Calibrator,
+    labels: Path = LABELS_FILE,
+    cache: Path = CACHE,
+    shared: Path = SHARED,
+) -> dict[str, Any] | None:
+    """The unattended runs with a known outcome, as a user would run them: the small bucket's bands
+    calibrated (minutes and calls) from the dev half's resolved runs, then each run with an outcome
+    replayed with them; per half, how many unresolved and resolved runs paged, beside two timers."""
+    runs = [r for r in rows if r.get("outcome") in OUTCOMES]
+    learn = [r for r in runs if r["split"] == "dev" and r["outcome"] == "resolved"]
+    bucket = calibrate([float(r["minutes"]) for r in learn], [int(r["tool_calls"]) for r in learn])
+    if bucket is None:
+        return None
+    tuned = {**raw, "buckets": {**raw["buckets"], "small": _bucket_raw(bucket)}}
+    by_id = {e["id"]: e for e in load_labels(labels)}
+    out: dict[str, Any] = {"learned_from": len(learn), "bucket": _bucket_raw(bucket), "halves": {}}
+    for half in SPLITS:
+        cells: dict[str, dict[str, list[int]]] = {}
+        for r in (x for x in runs if x["split"] == half):
+            e = by_id[r["id"]]
+            again = replay(resolve(e, cache, shared), e["format"], tuned, ("small",))["small"]
+            soft = bucket.soft_start_min
+            alerts = {
+                OURS: again["paged_at_min"] is not None,
+                "timer at the calibrated soft band": r["minutes"] >= soft
+                or (bucket.soft_start_calls > 0 and r["tool_calls"] >= bucket.soft_start_calls),
+                "timer at minute 8": r["minutes"] >= 8,
+            }
+            for name, paged in alerts.items():
+                cell = cells.setdefault(name, {"unresolved": [0, 0], "resolved": [0, 0]})[r["outcome"]]
+                cell[0] += paged
+                cell[1] += 1
+        out["halves"][half] = cells
+    return out
+
+
+def _bucket_raw(b: Bucket) -> dict[str, float]:
+    out: dict[str, float] = {
+        "expected_min": b.expected_min,
+        "soft_start_min": b.soft_start_min,
+        "stuck_min": b.stuck_min,
+    }
+    if b.expected_calls:
+        out |= {
+            "expected_calls": b.expected_calls,
+            "soft_start_calls": b.soft_start_calls,
+            "stuck_calls": b.stuck_calls,
+        }
+    return out

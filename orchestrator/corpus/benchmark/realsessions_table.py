@@ -160,6 +160,29 @@ def markdown(report: dict[str, Any]) -> str:
             for b in BUCKETS:
                 c = s["outcomes"][half][b]
                 out.append(f"| {half} | {b} | {_frac(c['unresolved'])} | {_frac(c['resolved'])} |")
+    cal = report.get("calibrated")
+    if cal:
+        b = cal["bucket"]
+        calls = (
+            f", {b['expected_calls']:g} / {b['soft_start_calls']:g} / {b['stuck_calls']:g} calls"
+            if b.get("expected_calls")
+            else ""
+        )
+        out += [
+            "",
+            "## Unattended runs, with bands calibrated from the dev half's resolved runs",
+            "",
+            f"As a user would run them: `calibrate`'s rule applied to the {cal['learned_from']} resolved runs of "
+            f"the dev half gives the small bucket {b['expected_min']:g} / {b['soft_start_min']:g} / "
+            f"{b['stuck_min']:g} min{calls} (expected / soft band / stuck); every run with a known outcome is "
+            "replayed with it. A timer pages every run that reaches the band (or minute 8).",
+            "",
+            "| half | detector | unresolved paged | resolved paged |",
+            "|---|---|---|---|",
+        ]
+        for half, cells in cal["halves"].items():
+            for name, cell in cells.items():
+                out.append(f"| {half} | {name} | {_frac(cell['unresolved'])} | {_frac(cell['resolved'])} |")
     if report["missing"]:
         out += ["", f"Not in the cache, not replayed: {', '.join(report['missing'])}."]
     out += [
@@ -188,6 +211,14 @@ def text(report: dict[str, Any]) -> str:
             f"{_cell(r['small'])[:28]:28} {_cell(r['medium'])}"
         )
     s = report["summary"]
+    cal = report.get("calibrated")
+    for half, cells in (cal or {}).get("halves", {}).items():
+        lines.append(
+            f"{half}, calibrated small bucket: "
+            + "; ".join(
+                f"{n} unresolved {_frac(c['unresolved'])} resolved {_frac(c['resolved'])}" for n, c in cells.items()
+            )
+        )
     for half in SPLITS:
         for b in BUCKETS:
             c = s["by_split"][half][b]
