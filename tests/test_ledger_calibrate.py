@@ -139,3 +139,49 @@ def test_apply_refuses_an_empty_proposal(tmp_path: Path) -> None:
     assert path.read_text() == before
     apply(Calibration(1, propose({"big": [100.0]}, _current(), 1)), path)
     assert "big: {expected_min: 100, soft_start_min: 150, stuck_min: 180}" in path.read_text()
+
+
+def _case(root: Path, name: str, minutes: float, calls: int, outcome: str | None, spiral: bool = False) -> None:
+    folder = root / name
+    folder.mkdir(parents=True)
+    lines = [
+        json.dumps(
+            {
+                "ts": f"2026-05-20T09:{int(k * minutes / max(calls, 1)):02d}:00Z",
+                "data": {"tool": "Bash", "command": f"ls {k}"},
+            }
+        )
+        for k in range(calls)
+    ]
+    (folder / "events.jsonl").write_text("".join(line + "\n" for line in lines))
+    end = f"2026-05-20T{9 + int(minutes) // 60:02d}:{int(minutes) % 60:02d}:00Z"
+    (folder / "case.yaml").write_text(
+        f"id: {name}\nformat: generic\nbucket: small\nstarted_at: '2026-05-20T09:00:00Z'\nended_at: '{end}'\n"
+        + (f"outcome: {outcome}\n" if outcome else "")
+        + f"expect: {{spiral: {str(spiral).lower()}}}\n"
+    )
+
+
+def test_calibrate_learns_minutes_and_calls_from_a_folder_of_cases(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    for i in range(10):
+        _case(cases, f"ok-{i}", minutes=5 + i, calls=20 + 2 * i, outcome="resolved")
+    _case(cases, "bad-1", minutes=50, calls=400, outcome="unresolved")  # left out: not succeeded
+    _case(cases, "loop-1", minutes=55, calls=500, outcome=None, spiral=True)  # left out: expected to spiral
+    _case(cases, "plain-1", minutes=9, calls=29, outcome=None)  # counted: no outcome, not a spiral
+    buckets = tmp_path / "buckets.yaml"
+    buckets.write_text((ROOT / "buckets.yaml").read_text())
+    env = {"ORCHESTRATOR_BUCKETS": str(buckets)}
+    p = cli("calibrate", "--cases", str(cases), "--min-runs", "5", "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    small = next(b for b in json.loads(p.stdout)["buckets"] if b["bucket"] == "small")
+    assert small["runs"] == 11 and small["longest_min"] == 14 and small["most_calls"] == 38
+    proposed = small["proposed"]
+    assert proposed["expected_min"] == 9 and proposed["stuck_min"] >= 14  # the median of 5..14 and 9
+    assert proposed["expected_calls"] == 29 and proposed["stuck_calls"] >= 38
+    p = cli("calibrate", "--cases", str(cases), "--min-runs", "5", "--write", env=env)
+    assert p.returncode == 0, p.stderr
+    assert "soft_start_calls" in buckets.read_text() and "tool calls: median 29" in p.stdout
+    # a folder with no case is one line, not a traceback
+    p = cli("calibrate", "--cases", str(tmp_path / "nothing-here"), env=env)
+    assert p.returncode != 0 and p.stderr.startswith("error:") and "Traceback" not in p.stderr

@@ -37,7 +37,7 @@ from tests.real_agents import (
     user_texts,
     wait_for,
 )
-from tests.scripted_model import Fail, Reply, Run, WriteFile, debug_loop_script
+from tests.scripted_model import EditFile, Fail, Reply, Run, Step, WriteFile, debug_loop_script
 
 pytestmark = pytest.mark.real_agents
 
@@ -133,6 +133,33 @@ def test_spiral_pages_once_and_the_run_goes_on(agent: str, box: Sandbox, repo: P
     assert paged_while == "running", f"the page came when the run was {paged_while}"
     spiral = box.state(run_id)["spiral"]
     assert spiral["tripped_in_soft_band"] is True and spiral["notified"] is True, spiral
+
+
+def probe_counter_script(times: int) -> list[Step]:
+    """Issue 33's recording with the debris names taken away: a probe (probe_mc.py, no tmp_/debug_
+    name) edited and rerun, the same wrong value each time while an attempt counter moves."""
+    program = "import sys, time\nATTEMPT = 1\ntime.sleep(0.2)\nprint(f'attempt {ATTEMPT}: mc() returned 0.42, expected 0.5')\nsys.exit(1)\n"
+    steps: list[Step] = [WriteFile("probe_mc.py", program)]
+    for n in range(1, times + 1):
+        steps.append(EditFile("probe_mc.py", f"ATTEMPT = {n}\n", f"ATTEMPT = {n + 1}\n"))
+        steps.append(Run("python3 probe_mc.py"))
+    steps.append(Reply("I still cannot find why mc() is wrong; stopping here."))
+    return steps
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_probe_without_a_debris_name_whose_output_moves_only_in_a_counter_pages(
+    agent: str, box: Sandbox, repo: Path
+) -> None:
+    require_cli(agent)
+    box.model.set_script(probe_counter_script(20))
+    run_id = box.launch(box.ticket(repo, "Find why mc() returns the wrong value.", agent))
+    box.wait_ended(run_id, timeout=90)
+    wait_for(lambda: box.spiral_pages(run_id) >= 1, timeout=10, what="the spiral page")
+    spiral = box.state(run_id)["spiral"]
+    assert "stuck_check" in spiral["page_signals"], spiral
+    assert sum("mc() returned 0.42" in t.output for t in box.model.tool_outputs()) == 20
+    assert any("probe_mc.py ran" in e and "same failure" in e for e in spiral["page_evidence"]), spiral["page_evidence"]
 
 
 # ---- 3, 4. provider errors ------------------------------------------------------------------------

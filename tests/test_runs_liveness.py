@@ -82,3 +82,21 @@ def test_interrupted_kill_and_dead_supervisor_still_end_the_run(tmp_path: Path, 
     assert row["state"] == "killed" and "supervisor vanished" in row["reason"]
     agent = s["agent_pid"]["pid"]
     wait(lambda: not psutil.pid_exists(agent) or psutil.Process(agent).status() == psutil.STATUS_ZOMBIE)
+
+
+def test_a_run_past_its_stuck_band_in_calls_is_stalled(tmp_path: Path, repo: Path, home: Path) -> None:
+    """The bands in tool calls: whichever comes first, minutes or calls (buckets.yaml's *_calls)."""
+    work = "\n".join(f'say {{"tool": "Bash", "command": "ls dir{k}"}}\nsleep 0.05' for k in range(200))
+    small = {"expected_min": 30, "soft_start_min": 40, "stuck_min": 50}
+    calls = {"expected_calls": 10, "soft_start_calls": 20, "stuck_calls": 40}
+    run_id = launch(ticket(tmp_path, repo, work, overrides={**FAST, "buckets": {"small": {**small, **calls}}}))
+    seen: dict[str, Any] = {}
+
+    def ended() -> bool:
+        row = next(r for r in status_json()["runs"] if r["id"] == run_id)
+        seen.update(row)
+        return row["state"] != "running"
+
+    wait(ended, timeout=30, what="the stop at the stuck band in calls")
+    assert seen["state"] == "stalled", seen
+    assert "stuck band" in seen["reason"] and "tool calls >= 40" in seen["reason"], seen["reason"]
