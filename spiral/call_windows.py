@@ -36,7 +36,7 @@ from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
 from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
-from spiral.shellcmd import ANALYSED_CHARS, unwrap
+from spiral.shellcmd import ANALYSED_CHARS, TASK_OUTPUT, unwrap
 from spiral.shellwrites import Writes
 from spiral.window import SlidingCounter
 
@@ -313,8 +313,13 @@ class CallWindows:
         if poll is None:  # a command checked between sleeps: did it return something new?
             self._check = (facts_of(call), facts_of(before) if before is not None else None)
             return None
-        if poll == "native" and before is None:
-            return None  # a first read of a background task or subagent: collecting its result, not polling
+        if poll in ("native", "task-output"):
+            task = self._task_of(poll, call.command or "")
+            seen = self._polled.get(task)
+            first = seen is None or self.pushed - seen[1] > _POLL_HORIZON
+            self._remember(self._polled, task, (call, self.pushed), _POLL_HORIZON)
+            if first:
+                return None  # a first read of a background task or subagent: collecting its result, not polling
         if poll == "until" or not call.result_seen:
             return poll  # nothing to judge by: counted, as the contract counts it
         out = call.output_ends or ""
@@ -323,6 +328,14 @@ class CallWindows:
         stale = not done and (before is None or self._fp.same(call, before))
         self._check_moved, self._check = not stale, None
         return poll if stale else None
+
+    @staticmethod
+    def _task_of(poll: str, command: str) -> str:
+        """The task a read of background output reads: its id (BashOutput/TaskOutput), or its .output file."""
+        if poll == "native":
+            return "task:" + command
+        m = TASK_OUTPUT.search(command)
+        return "task:" + (m.group(0) if m else command)
 
     def _moved(self) -> bool:
         """Whether the latest check returned something new: compared only when a bare sleep asks (most

@@ -42,7 +42,7 @@ _QUOTED_TOKENS = re.compile(r"[;&|()<>]+|(?:[^ \t\r\n;&|()<>']+|'[^']*')+")
 _KEYWORDS = frozenset({"do", "then", "else", "elif", "done", "fi", "while", "until", "if", "for", "{", "}", "!"})
 _REDIRECT_CHARS = frozenset("<>&|")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_TASK_OUTPUT = re.compile(r"/tasks/[^/\s'\"]+\.output\b")
+TASK_OUTPUT = re.compile(r"/tasks/[^/\s'\"]+\.output\b")
 _UNTIL = re.compile(r"\buntil\b")
 _DO = re.compile(r"\bdo\b")
 _WAITS_ON = re.compile(r"\bgrep\b|\[\s+-s\b|\btest\s+-s\b")
@@ -139,7 +139,7 @@ def _analyse(command: str) -> ShellFacts:
         script=script,
         file=script or file,
         sleep_s=sleep_s,
-        task_output=bool(_TASK_OUTPUT.search(inner)),
+        task_output=bool(TASK_OUTPUT.search(inner)),
         until_wait=_until_wait(inner),
         suite=None if script else suite,
     )
