@@ -90,7 +90,17 @@ def eval_cmd(
         int, typer.Option(help="With --bench: scenarios per family (1 to 1000).", min=1, max=1000)
     ] = 40,
     keep: Annotated[Path | None, typer.Option(help="With --bench: keep the generated cases in this folder.")] = None,
-    real_sessions: Annotated[bool, typer.Option("--real-sessions", help="Replay realsessions/labels.yaml.")] = False,
+    real_sessions: Annotated[
+        bool,
+        typer.Option(
+            "--real-sessions",
+            help="Replay the labelled real sessions of realsessions/labels.yaml (the cache: realsessions/README.md): "
+            "per half (dev / held-back), source and bucket, beside the baselines.",
+        ),
+    ] = False,
+    headline: Annotated[
+        bool, typer.Option("--headline", help="With --real-sessions: only the headline tables of docs/detection.md.")
+    ] = False,
 ) -> None:
     """Replay every case found under the folders; print the confusion counts.
 
@@ -106,7 +116,7 @@ def eval_cmd(
         _bench(as_json, markdown, per_family, keep)
         return
     if real_sessions:
-        _real_sessions(as_json, markdown)
+        _real_sessions(as_json, markdown, headline)
         return
     if not dirs:
         raise UserError("eval needs at least one folder of cases (or --bench)")
@@ -140,7 +150,7 @@ def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) ->
         _out().print(Markdown(to_markdown(report, with_timing=True)))
 
 
-def _real_sessions(as_json: bool, markdown: bool) -> None:
+def _real_sessions(as_json: bool, markdown: bool, headline: bool = False) -> None:
     from orchestrator.corpus.benchmark import realsessions as rs
     from orchestrator.ledger import prices
     from orchestrator.ledger.calibrate import propose
@@ -157,6 +167,9 @@ def _real_sessions(as_json: bool, markdown: bool) -> None:
         price=lambda spend: prices.cost(spend, {})[0],
         calibrate=calibrate,
     )
+    if headline:
+        sys.stdout.write(rs.headline(report))
+        return
     sys.stdout.write(jsonout.document(report) if as_json else rs.markdown(report) if markdown else rs.text(report))
 
 

@@ -1,5 +1,6 @@
-"""The labelled real-session table (issue 11): labels.yaml is sound, cached files are the labelled
-ones, docs/real-sessions.md is current, and the done-when holds.
+"""The labelled real-session set (issues 11 and 33): labels.yaml is sound, cached files are the
+labelled ones, docs/real-sessions.md and docs/detection.md's headline are current, and the dev half
+(the one rules are tuned on) holds what the detector promises.
 
 The session files are other people's and never in the repository: the tests that need them skip
 when the git-ignored cache (.cache/real-sessions, see realsessions/README.md) is empty.
@@ -8,6 +9,8 @@ when the git-ignored cache (.cache/real-sessions, see realsessions/README.md) is
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import realsessions as rs
+from orchestrator.corpus.benchmark import realsessions_table as table
 from tests.helpers import ROOT
 
 SKIP = "no real sessions cached in .cache/real-sessions (see realsessions/README.md)"
@@ -38,6 +42,19 @@ def _report() -> dict[str, Any]:
     return rs.scan(BucketsFile().raw)
 
 
+def _cli(*args: str) -> str:
+    """`eval --real-sessions ARGS` as a user runs it (dollars and the calibrated table included)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "eval", "--real-sessions", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
 def test_labels_are_valid() -> None:
     entries = _entries()
     for e in entries:
@@ -50,11 +67,21 @@ def test_labels_are_valid() -> None:
         assert isinstance(e["tool_calls"], int) and isinstance(e["minutes"], (int, float)), e["id"]
         assert {"repo", "path", "commit", "url"} <= set(e["source"]), e["id"]
         assert not Path(e["file"].removeprefix(rs.SHARED_PREFIX)).is_absolute() and ".." not in e["file"], e["id"]
+        if e["label"] == "loop":  # where the loop is: calls as tools/show_session.py numbers them
+            first, last = e["loop_span"]
+            assert 1 <= first <= last <= e["tool_calls"], e["id"]
+        if "outcome" in e:  # an outside verdict (a harness report), and where it was read
+            assert e["outcome"] in rs.OUTCOMES and e.get("outcome_source"), e["id"]
     ids = [e["id"] for e in entries]
     assert len(ids) == len(set(ids)), "ids must be unique"
     files = [e["file"] for e in entries]
     assert len(files) == len(set(files)), "one entry per file"
     assert sum(not f.startswith(rs.SHARED_PREFIX) for f in files) >= 30
+    # issue 33: at least 200 sessions, 30 loops, 5 publishers, 3 agents, both halves holding loops
+    assert len(entries) >= 200 and sum(e["label"] == "loop" for e in entries) >= 30
+    assert len({rs.publisher(e) for e in entries}) >= 5
+    assert len({str(e["agent"]).split(" (")[0] for e in entries}) >= 3
+    assert {rs.split(e["id"]) for e in entries if e["label"] == "loop"} == {"dev", "held"}
 
 
 def test_the_session_files_are_kept_out_of_the_repository() -> None:
@@ -85,9 +112,19 @@ def test_the_committed_table_is_current() -> None:
     _cached()
     if _report()["missing"]:
         pytest.skip(f"some labelled sessions are not cached: {_report()['missing']}")
-    assert rs.markdown(_report()) == DOC.read_text(), (
+    assert _cli("--markdown") == DOC.read_text(), (
         "regenerate: ./dev.sh eval --real-sessions --markdown > docs/real-sessions.md"
     )
+
+
+def test_the_headline_of_detection_md_is_current() -> None:
+    _cached()
+    if _report()["missing"]:
+        pytest.skip(f"some labelled sessions are not cached: {_report()['missing']}")
+    text = (ROOT / "docs" / "detection.md").read_text()
+    start, end = text.index(table.HEADLINE_BEGIN), text.index(table.HEADLINE_END)
+    committed = text[start : end + len(table.HEADLINE_END)] + "\n"
+    assert _cli("--headline") == committed, "regenerate the block: ./dev.sh eval --real-sessions --headline"
 
 
 def test_the_replay_counts_what_the_labels_say() -> None:
@@ -101,17 +138,25 @@ def test_the_replay_counts_what_the_labels_say() -> None:
     assert not off, f"(id, replayed calls, labelled calls) differ: {off}"
 
 
-def test_done_when_no_healthy_session_pages_and_loops_do() -> None:
-    """Issue 11: on the real-session table, 0 healthy sessions paged in either bucket; loops paged."""
+def test_on_the_dev_half_no_healthy_session_pages_and_most_loops_do() -> None:
+    """The dev half, where the rules are tuned: no healthy session paged or even tripped in either
+    bucket, at least 60% of its loops paged, and ours ahead of every baseline on both axes (at least
+    as many loops paged, fewer healthy sessions paged). The held-back half is reported
+    (docs/detection.md), not held to a number here: holding it to one would be tuning on it."""
     _cached()
-    rows = _report()["rows"]
-    healthy_paged = [
-        (r["id"], b, r[b]["paged_at_min"], r[b]["signals"])
-        for r in rows
+    report = _report()
+    dev = [r for r in report["rows"] if r["split"] == "dev"]
+    healthy = [
+        (r["id"], b, r[b]["tripped_at_min"])
+        for r in dev
         for b in rs.BUCKETS
-        if r["label"] == "healthy" and r[b]["paged_at_min"] is not None
+        if r["label"] == "healthy" and r[b]["tripped_at_min"] is not None
     ]
-    assert not healthy_paged, f"healthy sessions paged: {healthy_paged}"
-    loops = [r for r in rows if r["label"] == "loop"]
-    assert loops, "no session labelled loop in the table: nothing shows that loops page"
-    assert any(r[b]["paged_at_min"] is not None for r in loops for b in rs.BUCKETS), "no loop paged in either bucket"
+    assert not healthy, f"healthy dev sessions tripped: {healthy}"
+    for b in rs.BUCKETS:
+        cells = report["summary"]["baselines"]["dev"][b]
+        ours = cells["ours"]
+        assert ours["loop"][0] >= 0.6 * ours["loop"][1], (b, ours)
+        for name, cell in cells.items():
+            if name != "ours":
+                assert ours["loop"][0] >= cell["loop"][0] and ours["healthy"][0] < cell["healthy"][0], (b, name, cell)

@@ -20,6 +20,7 @@ from typing import Any
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.benchmark import baselines
+from orchestrator.corpus.benchmark.realsessions_table import headline as headline
 from orchestrator.corpus.benchmark.realsessions_table import markdown as markdown
 from orchestrator.corpus.benchmark.realsessions_table import summary as summary
 from orchestrator.corpus.benchmark.realsessions_table import text as text
