@@ -35,6 +35,6 @@ def test_page_explains_the_reproduced_failure(tmp_path: Path, repo: Path, home: 
     run_id = launch(ticket(tmp_path, repo, _same_failure_after_edits(), overrides=TINY))
     wait(lambda: bool(status_json()) and spiral_pages(receiver, run_id) == 1, timeout=30, what="the page")
     body = "\n".join(receiver.messages())
-    assert "ran tests/test_store.py; it failed identically" in body, body
+    assert "tests/test_store.py" in body and "it failed identically" in body, body
     assert "of them after edits to src/store.py" in body, body
     cli("kill", run_id)

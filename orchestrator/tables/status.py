@@ -47,6 +47,7 @@ SIGNAL_CODES = {
     "polling": "P",
     "same_error": "E",
     "drift": "F",
+    "stuck_check": "C",
 }
 _STATE_COLOURS = {
     "running": "cyan",

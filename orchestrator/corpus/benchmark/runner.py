@@ -151,12 +151,12 @@ def _inert_rules(s: Scenario, fired: set[str], settings: Settings) -> set[str]:
     """The "ours without rule X" variants that are ours on this scenario, so need no walk of their own.
 
     From spiral/detector.py and call_windows.py: the subagents rule acts only on calls a subagent made;
-    poll_progress only on calls that are polls; same_error and drift only add their own finding (their
+    poll_progress only on calls that are polls; same_error, drift and stuck_check only add their own finding (their
     ablation differs from ours only once that finding fired, which `fired`, our walk's signals up to
     its page, tells). tests/test_bench_speed.py walks every variant alone and compares.
     """
     calls = list(scenario.calls(s))
-    out = {f"ours without rule {name}" for name in ("same_error", "drift") if name not in fired}
+    out = {f"ours without rule {name}" for name in ("same_error", "drift", "stuck_check") if name not in fired}
     if not any(c.agent is not None for c in calls):
         out.add("ours without rule subagents")
     if not any(c.tool in SHELL_LIKE and observe(c, s.workdir, settings.poll_max_sleep_s).poll for c in calls):
