@@ -41,6 +41,17 @@ class Bucket:
     soft_start_calls: int = 0
     stuck_calls: int = 0
 
+    def timings(self) -> dict[str, float]:
+        """As buckets.yaml writes it: the minutes, and the calls when the bucket has them."""
+        out = {"expected_min": self.expected_min, "soft_start_min": self.soft_start_min, "stuck_min": self.stuck_min}
+        if self.expected_calls:
+            out |= {
+                "expected_calls": self.expected_calls,
+                "soft_start_calls": self.soft_start_calls,
+                "stuck_calls": self.stuck_calls,
+            }
+        return out
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return by_fields(self)
 

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.behaviours import productive, repo
+from orchestrator.corpus.behaviours import files_with, productive, repo
 from orchestrator.corpus.timeline import Timeline
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -482,11 +482,6 @@ _SMALL = {"notify_after_min": 30, "notify_before_min": 35}
 _MEDIUM = {"notify_after_min": 70, "notify_before_min": 85}
 
 
-def _files(extra: dict[str, bytes]) -> dict[str, bytes]:
-    """The base repository plus these files (paths as they are: no `__` spelling)."""
-    return {**repo(), **extra}
-
-
 def _bar(title: str, ch: str = "=") -> str:
     """A pytest separator line: the title centred in 80 columns."""
     return f" {title} ".center(80, ch) if title else ch * 80
@@ -543,7 +538,7 @@ def _same_failure_after_edits(fmt: str, seed: int, out: Path) -> None:
         "test_flush_batches fails with the same TypeError each time, only the line number in "
         "store.py, the duration, the tmp path and the object address move. The page must say "
         "it failed identically N times, M of them after edits.",
-        _files({"src/app/batching.py": b"def batches(xs, n):\n    return [xs]\n"}),
+        files_with({"src/app/batching.py": b"def batches(xs, n):\n    return [xs]\n"}),
         outputs=["src/app/store.py"],
         realistic=True,
         expect={"spiral": True, **_SMALL, "signals": ["sustained_bash"]},
@@ -600,7 +595,7 @@ def _build_after_edits(fmt: str, seed: int, build: bool, out: Path) -> None:
         "succeeds every time, its output differing only by timings. The five seed signals alone "
         "page this run (sustained_bash on the rerun target); the outcomes rule sees a success "
         "after a change, which is progress: no page.",
-        _files({"tests/test_api.py": b"def test_api(): ...\n"}),
+        files_with({"tests/test_api.py": b"def test_api(): ...\n"}),
         realistic=True,
         expect={"spiral": False},
     )
@@ -674,7 +669,7 @@ def _shrinking_failures(fmt: str, seed: int, out: Path) -> None:
         "fewer remains each time (13 failed, 12 failed, ... passed) into the soft band. The rerun "
         "counts reach the seed's sustained_bash floor, but a changed failure after a change is "
         "progress: no page.",
-        _files(
+        files_with(
             {
                 "src/app/parser.py": b"def parse(src):\n    raise NotImplementedError\n",
                 "src/app/lexer.py": b"def tokens(src):\n    return []\n",
@@ -746,7 +741,7 @@ def _unchanged_tree(fmt: str, seed: int, bucket: str, out: Path) -> None:
         "(pytest tests/test_api.py::test_login_refreshes_token) again and again hoping the flaky "
         "token service comes up, reading logs and grepping in between but editing nothing. "
         "Passing or failing, a rerun on an unchanged tree is loop evidence: it pages.",
-        _files({"src/app/auth.py": b"def login(): ...\n", "tests/test_api.py": b"def test_login(): ...\n"}),
+        files_with({"src/app/auth.py": b"def login(): ...\n", "tests/test_api.py": b"def test_login(): ...\n"}),
         outputs=["src/app/auth.py"],
         realistic=True,
         expect={"spiral": True, **(_SMALL if bucket == "small" else _MEDIUM), "signals": ["sustained_bash"]},
@@ -826,7 +821,7 @@ def _same_error_varied(fmt: str, seed: int, kind: str, out: Path) -> None:
         f"Same error from varied commands: from minute 18 the agent {what}, reading files between "
         "tries and changing none. No command has a script target, so the five seed signals do "
         "not see it; the same_error rule does.",
-        _files({"src/app/api.py": b"def projects(): ...\n"}),
+        files_with({"src/app/api.py": b"def projects(): ...\n"}),
         outputs=["src/app/api.py"],
         realistic=True,
         expect={"spiral": True, **_SMALL, "signals": ["same_error"]},
@@ -922,7 +917,7 @@ def _drift(fmt: str, seed: int, bucket: str, out: Path) -> None:
         "tests/test_auth.py. After the first stretch the agent keeps editing docs/, scripts/, "
         "src/legacy/ and src/billing/ (tidying what it came across) while the outputs stay "
         "untouched: it pages, naming the files outside the scope.",
-        _files(
+        files_with(
             {
                 "src/app/auth.py": b"def login(): ...\n",
                 "tests/test_auth.py": b"def test_login(): ...\n",
@@ -975,7 +970,7 @@ def _brief_excursion(fmt: str, seed: int, out: Path) -> None:
         "tests/test_auth.py. Around minute 27 the agent updates docs/auth.md and README.md and "
         "fixes scripts/seed_users.py for the new login flow, then goes back to the outputs, which "
         "keep changing into the soft band: no page.",
-        _files(
+        files_with(
             {
                 "src/app/auth.py": b"def login(): ...\n",
                 "tests/test_auth.py": b"def test_login(): ...\n",
@@ -1054,7 +1049,7 @@ def _ci_poll(fmt: str, seed: int, stale: bool, joined: bool, out: Path) -> None:
             "is not stale: no page."
         )
         expect = {"spiral": False}
-    tl = Timeline(case_id, fmt, "small", text, _files({"src/app/auth.py": b"def login(): ...\n"}), realistic=True)
+    tl = Timeline(case_id, fmt, "small", text, files_with({"src/app/auth.py": b"def login(): ...\n"}), realistic=True)
     tl.outputs = ["src/app/auth.py"]
     tl.expect = expect
     push_at = 14.0 if stale else 24.0
@@ -1148,7 +1143,7 @@ def _same_failure_slow_test(fmt: str, seed: int, out: Path) -> None:
         "(7.5 to 14.5 s) and run with -q, so its unpadded last line is `1 failed, 13 passed in "
         "9.87s` one time and `... in 12.31s` the next. The same failure after each edit must page "
         "on sustained_bash.",
-        _files({"src/app/batching.py": b"def batches(xs, n):\n    return [xs]\n"}),
+        files_with({"src/app/batching.py": b"def batches(xs, n):\n    return [xs]\n"}),
         outputs=["src/app/store.py"],
         realistic=True,
         expect={"spiral": True, **_SMALL, "signals": ["sustained_bash"]},
@@ -1190,7 +1185,7 @@ def _ci_stale_variant(fmt: str, seed: int, kind: str, out: Path) -> None:
         "small",
         f"Polling, stale (known miss): after pushing at minute 13 the agent polls CI with {what}, "
         "to the end of the run. The same answer again and again must page on polling.",
-        _files({"src/app/auth.py": b"def login(): ...\n"}),
+        files_with({"src/app/auth.py": b"def login(): ...\n"}),
         outputs=["src/app/auth.py"],
         realistic=True,
         expect={"spiral": True, **_SMALL, "signals": ["polling"]},

@@ -13,14 +13,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from orchestrator.corpus.behaviours import productive, repo
+from orchestrator.corpus.behaviours import files_with, productive
 from orchestrator.corpus.timeline import Timeline
-
-
-def _files(extra: dict[str, bytes]) -> dict[str, bytes]:
-    files = dict(repo())
-    files.update(extra)
-    return files
 
 
 def _pace(rng: random.Random) -> float:
@@ -54,7 +48,7 @@ def lint_varied_flags(fmt: str, seed: int, out: Path) -> None:
         "set each time, the same four test sites edited in rounds and reverted with git checkout. "
         "No command repeats exactly and the finding's line number moves; the check (golangci-lint run) "
         "and its failure do not. stuck_check sees one check failing the same way.",
-        _files({p: b"package x\n" for p in _TEST_SITES}),
+        files_with({p: b"package x\n" for p in _TEST_SITES}),
         outputs=["pkg/store/store.go"],
         realistic=True,
         expect={"spiral": True, "notify_after_min": 5, "notify_before_min": 16, "signals": ["stuck_check"]},
@@ -101,7 +95,7 @@ def commit_hook_alternating(fmt: str, seed: int, out: Path) -> None:
         "From minute 6 the agent tries to commit eight times; the pre-commit hook fails on credo and on "
         "dialyzer in turn, each time after a one-line edit to lib/otel/trace_helpers.ex. Each edit and "
         "each changed error text looks like progress; two failures in turn are the same failure.",
-        _files({"lib/otel/trace_helpers.ex": b"defmodule Otel.TraceHelpers do\nend\n"}),
+        files_with({"lib/otel/trace_helpers.ex": b"defmodule Otel.TraceHelpers do\nend\n"}),
         outputs=["lib/otel/trace_helpers.ex"],
         realistic=True,
         expect={"spiral": True, "notify_after_min": 6, "notify_before_min": 12, "signals": ["stuck_check"]},
@@ -131,7 +125,7 @@ def scratch_sources(fmt: str, seed: int, out: Path) -> None:
         "debris name), compiles each with a different command and runs it: the same 'no kernel "
         "image' error every time. Files the run made and then compiled are debris whatever their "
         "names, and each new one does not count as progress.",
-        _files({"src/kernels/matmul.cu": b"__global__ void k() {}\n"}),
+        files_with({"src/kernels/matmul.cu": b"__global__ void k() {}\n"}),
         outputs=["src/kernels/matmul.cu"],
         realistic=True,
         expect={"spiral": True, "notify_after_min": 4, "notify_before_min": 14, "signals": ["stuck_check"]},
@@ -167,7 +161,7 @@ def shell_edit_reproduce(fmt: str, seed: int, out: Path) -> None:
         "python heredocs, reruns reproduce_issue.py (then reproduce_issue_v2.py), gets the same "
         "AssertionError, and reverts with git checkout. The tree changes with every sed: a page must "
         "not claim it did not.",
-        _files({"sphinx/writers/latex.py": b"def visit_literal(self, node): ...\n"}),
+        files_with({"sphinx/writers/latex.py": b"def visit_literal(self, node): ...\n"}),
         outputs=["sphinx/writers/latex.py"],
         realistic=True,
         expect={"spiral": True, "notify_after_min": 3, "notify_before_min": 12, "signals": ["stuck_check"]},
@@ -215,7 +209,7 @@ def probe_counter(fmt: str, seed: int, out: Path) -> None:
         "From minute 4 the agent edits probe_mc.py (no debris name) and reruns it: 'attempt N: mc() "
         "returned 0.42, expected 0.5' every time, N counting up. A number that counts tries is not "
         "progress.",
-        _files({"src/app/mc.py": b"def mc(): return 0.42\n"}),
+        files_with({"src/app/mc.py": b"def mc(): return 0.42\n"}),
         outputs=["src/app/mc.py"],
         realistic=True,
         expect={"spiral": True, "notify_after_min": 4, "notify_before_min": 14, "signals": ["stuck_check"]},
@@ -247,7 +241,7 @@ def ci_watch_reaches_total(fmt: str, seed: int, out: Path) -> None:
         "Waiting on CI that finishes: from minute 3 the agent polls the run's jobs every 20 s; the count "
         "climbs 1/9 ... 9/9, then reads 9/9 six more times while the run's status catches up, and the "
         "agent moves on. A count that reached its total is a finished wait, not a stale poll.",
-        _files({"src/app/auth.py": b"def login(): ...\n"}),
+        files_with({"src/app/auth.py": b"def login(): ...\n"}),
         outputs=["src/app/auth.py"],
         realistic=True,
         expect={"spiral": False},
@@ -272,7 +266,7 @@ def collect_subagents(fmt: str, seed: int, out: Path) -> None:
         "Collecting results: the agent starts sixteen review subagents, then reads each one's output "
         "once (TaskOutput, sixteen ids in 40 s) and writes up their findings. Collecting results is "
         "not polling.",
-        _files({}),
+        files_with({}),
         realistic=True,
         expect={"spiral": False},
     )
@@ -296,7 +290,7 @@ def sibling_burst(fmt: str, seed: int, out: Path) -> None:
         "small",
         "One failed parallel batch: eight calls issued together, the first fails and Claude Code "
         "cancels the other seven. Calls that never ran are one event, not a burst of failures or polls.",
-        _files({}),
+        files_with({}),
         realistic=True,
         expect={"spiral": False},
     )
@@ -322,7 +316,7 @@ def shell_edit_progress(fmt: str, seed: int, out: Path) -> None:
         "small",
         "Shell edits that work: the agent fixes a parser with sed -i and heredoc patches, rerunning "
         "the same test file each time; the failures shrink (5, 4, 3, 2, 1) and it passes.",
-        _files({"src/app/parser.py": b"def parse(s): ...\n"}),
+        files_with({"src/app/parser.py": b"def parse(s): ...\n"}),
         outputs=["src/app/parser.py"],
         realistic=True,
         expect={"spiral": False},

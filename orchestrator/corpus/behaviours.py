@@ -27,6 +27,11 @@ def repo(**extra: bytes) -> dict[str, bytes]:
     return out
 
 
+def files_with(extra: dict[str, bytes]) -> dict[str, bytes]:
+    """The base repository plus these files (paths as they are: no `__` spelling)."""
+    return {**BASE_REPO, **extra}
+
+
 def productive(
     tl: Timeline,
     start: float,

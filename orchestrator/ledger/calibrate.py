@@ -109,17 +109,6 @@ def walls_by_bucket(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, list[flo
     return walls, calls
 
 
-def _timings(b: Bucket) -> dict[str, float]:
-    out = {"expected_min": b.expected_min, "soft_start_min": b.soft_start_min, "stuck_min": b.stuck_min}
-    if b.expected_calls:
-        out |= {
-            "expected_calls": b.expected_calls,
-            "soft_start_calls": b.soft_start_calls,
-            "stuck_calls": b.stuck_calls,
-        }
-    return out
-
-
 @dataclass(frozen=True)
 class Calibration:
     """What `calibrate` shows: one proposal per bucket, and the rule's minimum run count."""
@@ -147,8 +136,8 @@ class Calibration:
                         else {}
                     ),
                     "refused": p.refused,
-                    "current": _timings(p.current),
-                    "proposed": None if p.proposed is None else _timings(p.proposed),
+                    "current": p.current.timings(),
+                    "proposed": None if p.proposed is None else p.proposed.timings(),
                 }
                 for p in self.proposals
             ],

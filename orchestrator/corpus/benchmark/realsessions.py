@@ -229,9 +229,9 @@ def calibrated(
     bucket = calibrate([float(r["minutes"]) for r in learn], [int(r["tool_calls"]) for r in learn])
     if bucket is None:
         return None
-    tuned = {**raw, "buckets": {**raw["buckets"], "small": _bucket_raw(bucket)}}
+    tuned = {**raw, "buckets": {**raw["buckets"], "small": bucket.timings()}}
     by_id = {e["id"]: e for e in load_labels(labels)}
-    out: dict[str, Any] = {"learned_from": len(learn), "bucket": _bucket_raw(bucket), "halves": {}}
+    out: dict[str, Any] = {"learned_from": len(learn), "bucket": bucket.timings(), "halves": {}}
     for half in SPLITS:
         cells: dict[str, dict[str, list[int]]] = {}
         for r in (x for x in runs if x["split"] == half):
@@ -249,19 +249,4 @@ def calibrated(
                 cell[0] += paged
                 cell[1] += 1
         out["halves"][half] = cells
-    return out
-
-
-def _bucket_raw(b: Bucket) -> dict[str, float]:
-    out: dict[str, float] = {
-        "expected_min": b.expected_min,
-        "soft_start_min": b.soft_start_min,
-        "stuck_min": b.stuck_min,
-    }
-    if b.expected_calls:
-        out |= {
-            "expected_calls": b.expected_calls,
-            "soft_start_calls": b.soft_start_calls,
-            "stuck_calls": b.stuck_calls,
-        }
     return out
