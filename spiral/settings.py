@@ -212,6 +212,9 @@ def _build(data: Any) -> Settings:
         if vals[name]["window"] < 1:
             raise SettingsError(("signals", name, "window"), f"signals.{name}.window must be at least 1")
     d, r, m, s, p = (vals[n] for n in SEED_SIGNALS)
+    for key in ("tick_seconds", "snapshot_every_seconds"):  # intervals: a run's record refuses 0 (and so should this)
+        if _value(top, key, _NUM, ()) <= 0:
+            raise SettingsError((key,), f"{key} must be above 0, got {top[key]!r}")
     return Settings(
         tick_s=_value(top, "tick_seconds", _NUM, ()),
         snapshot_every_s=_value(top, "snapshot_every_seconds", _NUM, ()),

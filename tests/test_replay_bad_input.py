@@ -22,6 +22,14 @@ from tests.helpers import CORPUS, ROOT, cli, copy_case
         (("overrides: {}", "overrides: {signals: {polling: {polls: many}}}"), "overrides: signals.polling.polls"),
         (("overrides: {}", "overrides: {signals: {polling: {pols: 3}}}"), "unknown key"),
         (("expect:", "expect: [\n"), "not valid YAML"),
+        # issue 38: impossible times and zero intervals are refused, naming the value
+        (
+            ("started_at: '2026-05-20T09:00:00Z'", "started_at: '0001-01-01T00:00:00Z'"),
+            "started_at must be a time between",
+        ),
+        (("ended_at: '2026-05-20T09:40:00Z'", "ended_at: '9999-12-31T23:59:59Z'"), "ended_at must be a time between"),
+        (("overrides: {}", "overrides: {tick_seconds: 0}"), "tick_seconds must be above 0"),
+        (("overrides: {}", "overrides: {snapshot_every_seconds: 0}"), "snapshot_every_seconds must be above 0"),
     ],
 )
 def test_malformed_case_yaml_is_one_line_exit_2(tmp_path: Path, mutation: tuple[str, str], message: str) -> None:
@@ -48,6 +56,8 @@ def test_malformed_case_yaml_is_one_line_exit_2(tmp_path: Path, mutation: tuple[
         ("window: 30", "window: 30\n    windo: 3", "unknown key 'signals.sustained_bash.windo'"),
         ("expected_min: 20,", "expected_min: 1:20,", "base-60"),
         ("weight: 2\n    window: 20", "weight: off\n    window: 20", "reads as a boolean"),
+        ("snapshot_every_seconds: 30", "snapshot_every_seconds: 0", "snapshot_every_seconds must be above 0"),
+        ("tick_seconds: 30", "tick_seconds: 0", "tick_seconds must be above 0"),
     ],
 )
 def test_malformed_buckets_yaml_is_refused(tmp_path: Path, old: str, new: str, message: str) -> None:
@@ -114,3 +124,40 @@ def test_eval_reports_a_folder_it_cannot_list_as_broken(tmp_path: Path) -> None:
     out = json.loads(p.stdout)
     assert out["passed"] == 1 and out["failed"] == 1
     assert out["broken"] == [{"case": str(locked), "error": "cannot list the folder: Permission denied"}]
+
+
+def test_launch_refuses_a_settings_file_whose_run_record_could_not_load(tmp_path: Path) -> None:
+    """Issue 38: `snapshot_every_seconds: 0` used to pass the settings check and leave a run whose
+    state.json the record refused (status `error` for ever, kill exit 2). Refused at load now."""
+    import subprocess
+
+    bad = tmp_path / "buckets.yaml"
+    bad.write_text(
+        (ROOT / "buckets.yaml").read_text().replace("snapshot_every_seconds: 30", "snapshot_every_seconds: 0", 1)
+    )
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
+    ticket = tmp_path / "t.md"
+    ticket.write_text(f"---\nrepo: {repo}\nagent: demo\n---\nhi\n")
+    home = tmp_path / "home"
+    p = cli("launch", str(ticket), env={"ORCHESTRATOR_BUCKETS": str(bad), "ORCHESTRATOR_HOME": str(home)})
+    assert p.returncode == 2 and p.stdout == "", p.stdout
+    assert p.stderr.count("\n") == 1 and "snapshot_every_seconds must be above 0" in p.stderr, p.stderr
+    assert not (home / "runs").exists() or not any((home / "runs").iterdir())

@@ -105,10 +105,20 @@ class _File(Strict):
             raise Invalid("guidance_received", "must be a list of ISO-8601 times")
         self.guidance_received = received
         for key in ("started_at", "ended_at"):
-            if getattr(self, key) is None:
+            when = getattr(self, key)
+            if when is None:
                 raise Invalid(key, "must be an ISO-8601 time")
+            if not _EARLIEST <= when <= _LATEST:  # a recording from year 1, or one that ends in 9999
+                raise Invalid(key, "must be a time between 2000 and 2200 (a recorded run's)")
         if self.ended_at < self.started_at:
             raise Invalid("ended_at", "is before started_at")
+        if self.ended_at - self.started_at > _LONGEST_S:
+            raise Invalid("ended_at", "is more than 400 days after started_at: no recorded run is that long")
+
+
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC).timestamp()
+_LATEST = datetime(2200, 1, 1, tzinfo=UTC).timestamp()
+_LONGEST_S = 400 * 86400.0
 
 
 def load_case(folder: Path) -> Case:
