@@ -94,6 +94,7 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="ledger-", dir=OUT))
     os.environ["ORCHESTRATOR_HOME"] = str(home)
     try:
+        from orchestrator.ledger import queries
         from orchestrator.ledger import store as ledger
 
         print(
@@ -107,11 +108,11 @@ def main() -> int:
         )
         again = [ledger.refresh().seconds for _ in range(3)]
         print(f"  refresh, no change:   {statistics.median(again):6.2f} s  (stat of every folder, nothing re-read)")
-        q = [timed(lambda: ledger.history(since=None, ticket=None, state=None, limit=200)) for _ in range(5)]
+        q = [timed(lambda: queries.history(since=None, ticket=None, state=None, limit=200)) for _ in range(5)]
         print(f"  history query (200):  {statistics.median(q) * 1000:6.1f} ms")
-        q = [timed(lambda: ledger.history(since=None, ticket=None, state=None, limit=args.runs)) for _ in range(3)]
+        q = [timed(lambda: queries.history(since=None, ticket=None, state=None, limit=args.runs)) for _ in range(3)]
         print(f"  history query (all):  {statistics.median(q) * 1000:6.1f} ms")
-        q = [timed(lambda: ledger.history(since=None, ticket="ticket-042", state=None, limit=200)) for _ in range(5)]
+        q = [timed(lambda: queries.history(since=None, ticket="ticket-042", state=None, limit=200)) for _ in range(5)]
         print(f"  history --ticket:     {statistics.median(q) * 1000:6.1f} ms")
         cmd = [sys.executable, "-m", "orchestrator", "history", "--json"]
         walls = [timed(lambda: subprocess.run(cmd, capture_output=True, cwd=ROOT, check=True)) for _ in range(3)]

@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from orchestrator.ledger import queries
 from orchestrator.ledger import store as ledger
 from tests.helpers import (
     ROOT,
@@ -120,7 +121,7 @@ def test_incremental_refresh_rereads_only_changed_runs() -> None:
     shutil.rmtree(orchestrator_home() / "runs" / "r-4")
     stats = ledger.refresh()
     assert (stats.indexed, stats.removed) == (1, 1)
-    rows = {r["run_id"]: r["state"] for r in ledger.history(since=None, ticket=None, state=None, limit=50)}
+    rows = {r["run_id"]: r["state"] for r in queries.history(since=None, ticket=None, state=None, limit=50)}
     assert rows == {"r-0": "succeeded", "r-1": "succeeded", "r-2": "killed", "r-3": "succeeded"}
 
 
@@ -216,3 +217,31 @@ def test_a_state_folder_with_a_question_mark_is_one_line_and_status_still_works(
     assert p.returncode == 2 and "cannot open a ledger under a path with '?'" in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
     assert cli("status", env=env).returncode == 0
+
+
+def test_a_ledger_with_damaged_blocks_anywhere_is_set_aside_and_rebuilt() -> None:
+    """Issue 38: a damaged block in the middle of the file ("Corrupt database file: computed checksum
+    ... does not match") ended history, --sql and rebuild in a traceback on every call."""
+    import random
+
+    for k in range(30):
+        fake_run(f"d-{k:02d}", wall_min=10 + k)
+    assert cli("history", "--json").returncode == 0
+    path = ledger.ledger_path()
+    good = path.read_bytes()
+    rng = random.Random(38)
+    offsets = sorted({12288, *(rng.randrange(4096, len(good) - 4096) for _ in range(9))})
+    for offset in offsets:
+        damaged = bytearray(good)
+        damaged[offset : offset + 65536] = rng.randbytes(min(65536, len(good) - offset))
+        path.write_bytes(bytes(damaged))
+        for args in (
+            ("ledger", "rebuild"),
+            ("history", "--sql", "SELECT count(*) AS n FROM runs", "--json"),
+            ("history", "--json"),
+        ):
+            p = cli(*args)
+            assert p.returncode == 0 and "Traceback" not in p.stderr, (offset, args, p.stderr)
+        assert len(json.loads(p.stdout)["runs"]) == 30, offset  # every run is back, from the run folders
+        path.write_bytes(good)
+    assert any(x.name.startswith("ledger.duckdb.unreadable-") for x in path.parent.iterdir())

@@ -51,6 +51,7 @@ def history_command(
     known price are counted apart as unpriced, never as $0.
     """
     from orchestrator.config import load
+    from orchestrator.ledger import queries
     from orchestrator.ledger import store as ledger
     from orchestrator.ledger.since import parse_since
     from orchestrator.tables import history_groups_table, history_table, sql_table
@@ -74,14 +75,14 @@ def history_command(
         n = len(stats.unreadable_runs)
         sys.stderr.write(f"warning: {n} run folder(s) could not be read into the ledger and are not shown: {named}\n")
     if sql:
-        cols, table = ledger.run_sql(sql)
+        cols, table = queries.run_sql(sql)
         if as_json:
             sys.stdout.write(jsonout.document(jsonout.records(cols, table)))
         else:
             console().print(sql_table(cols, table))
         return
     if by is not None:
-        groups = ledger.history_groups(by=by, since=after, ticket=ticket, state=state)
+        groups = queries.history_groups(by=by, since=after, ticket=ticket, state=state)
         if as_json:
             sys.stdout.write(jsonout.document({"by": by, "groups": groups}))
         elif not groups:
@@ -89,7 +90,7 @@ def history_command(
         else:
             console().print(history_groups_table(by, groups))
         return
-    rows = ledger.history(since=after, ticket=ticket, state=state, limit=limit or 200)
+    rows = queries.history(since=after, ticket=ticket, state=state, limit=limit or 200)
     if as_json:
         sys.stdout.write(jsonout.document({"runs": rows}))
     elif not rows:

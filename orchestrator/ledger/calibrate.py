@@ -146,10 +146,10 @@ class Calibration:
 
 def calibrate(buckets: BucketsFile, prices: dict[str, tuple[float, float, float, float]], min_runs: int) -> Calibration:
     """Refresh the ledger, then propose timings from its succeeded runs."""
-    from orchestrator.ledger import store
+    from orchestrator.ledger import queries, store
 
     store.refresh(prices)
-    _, rows = store.run_sql(SUCCEEDED_WALLS_SQL)
+    _, rows = queries.run_sql(SUCCEEDED_WALLS_SQL)
     walls, calls = walls_by_bucket(rows)
     return Calibration(min_runs, propose(walls, buckets.settings.buckets, min_runs, calls))
 
