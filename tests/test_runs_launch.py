@@ -165,3 +165,13 @@ def test_a_ticket_folder_and_a_linked_repo(tmp_path: Path, repo: Path, home: Pat
     os.mkfifo(fifo)
     p = cli("launch", str(fifo))
     assert p.returncode == 2 and "not a regular file" in p.stderr
+
+
+def test_a_nul_byte_the_os_would_refuse_is_refused_before_a_run_exists(tmp_path: Path, repo: Path, home: Path) -> None:
+    """Issue 38: a NUL byte in the body of a ticket whose agent takes it as an argument passed `launch`
+    (exit 0) and then failed the run with `supervisor error: ValueError: embedded null byte`."""
+    write_config(home)
+    p = cli("launch", str(ticket(tmp_path, repo, "say hi\x00 there")))
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "holds a NUL byte" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not (home / "runs").exists() or not any((home / "runs").iterdir())
