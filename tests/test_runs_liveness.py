@@ -100,3 +100,23 @@ def test_a_run_past_its_stuck_band_in_calls_is_stalled(tmp_path: Path, repo: Pat
     wait(ended, timeout=30, what="the stop at the stuck band in calls")
     assert seen["state"] == "stalled", seen
     assert "stuck band" in seen["reason"] and "tool calls >= 40" in seen["reason"], seen["reason"]
+
+
+def test_an_agent_that_exits_after_the_stuck_time_with_no_pass_between_is_stalled(
+    tmp_path: Path, repo: Path, home: Path
+) -> None:
+    """Issue 38: the ending is judged on the run's clock when the agent exited, not at the watcher's
+    last pass: past its stuck time, a run the watcher would have stopped ends `stalled`, even when the
+    agent exited on its own before any pass came (no watcher runs in this test)."""
+    small = {"expected_min": 0.01, "soft_start_min": 0.02, "stuck_min": 0.05}  # stuck at 3 s
+    body = 'say {"tool": "Bash", "command": "python tmp_loop.py"}\nsleep 5'
+    run_id = launch(ticket(tmp_path, repo, body, overrides={**FAST, "buckets": {"small": small}}))
+    wait(lambda: state(home, run_id)["state"] not in ("launching", "running"), timeout=30, what="the agent's exit")
+    s = state(home, run_id)
+    assert s["state"] == "stalled", s
+    assert "stuck time" in s["reason"] and "when the agent exited on its own (agent exited 0)" in s["reason"], s
+    assert s["agent_claim"]["ending"] == "succeeded"  # what the agent's own exit said is kept
+    # a run that ends before its stuck time keeps the agent's own ending
+    run_id = launch(ticket(tmp_path, repo, "say hi", name="t2"))
+    wait(lambda: state(home, run_id)["state"] not in ("launching", "running"), timeout=30, what="the agent's exit")
+    assert state(home, run_id)["state"] == "succeeded"

@@ -32,6 +32,7 @@ from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ENDED, AgentClaim, AgentReport, RunRecord, VerifyResult
 from orchestrator.runs.capture import WriteTrouble, capture
+from orchestrator.runs.overdue import past_stuck
 from spiral.outcome import Outcome
 
 _STDERR_TAIL = 400
@@ -187,7 +188,10 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     if trouble.reason is not None:
         how, reason = "failed", trouble.reason
     claim, checked = AgentClaim(ending=how, reason=reason), None
-    if how == "succeeded" and record.verify:  # the agent's claim is checked, never taken on its word
+    overdue = past_stuck(record, clock.seconds(time.time() - clock.started_at) / 60.0, outcome.tool_calls)
+    if overdue is not None and trouble.reason is None:  # judged on the run's clock when the agent exited
+        how, reason = "stalled", f"{overdue} when the agent exited on its own ({reason})"
+    elif how == "succeeded" and record.verify:  # the agent's claim is checked, never taken on its word
         checked = verify(rd, record.verify, record.verify_timeout_s)
         if checked is not None:
             how, reason = verdict(reason, checked, record.verify_timeout_s)
