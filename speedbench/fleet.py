@@ -1,6 +1,7 @@
 """The fleet stress benchmark (issue 13), the large version of tests/test_fleet.py's stress test.
 
 Run:  .venv/bin/python speedbench/fleet.py [--tickets 50] [--cap 4] [--kill-every 1.5] [--speed 300]
+      .venv/bin/python speedbench/fleet.py --tickets 200 --cap 8 --kill-every 3 --spiral-every 4   # issue 38
 
 From scratch in a fresh folder under speedbench/out/ (gitignored; removed at the end unless
 --keep or an invariant failed): its own ORCHESTRATOR_HOME and HOME, a small real git repo, a config.yaml with
@@ -10,6 +11,13 @@ corpus/healthy-001-steady-feature at --speed (bucket medium). All are launched w
 (`watch --tick 0.2`) starts them as slots free and is SIGKILLed and restarted every
 --kill-every seconds meanwhile. Progress is printed every few seconds until every run has
 ended or --timeout passes (then the runs still active are killed).
+
+With --spiral-every K, every K-th ticket re-enacts corpus/spiral-001-fixture-shim instead (it pages
+in its soft band), and a page receiver on 127.0.0.1 (config.yaml `notify:` a json:// URL) counts
+every copy of every page by its idempotency key: each spiraling run must page, and a copy beyond the
+first is a duplicate (delivery is at least once: a watcher killed between the receiver's answer and
+the record sends again). After the end, no process of the fleet may be left (an orphan: a supervisor,
+an agent or a tool call still running with the fleet's folder on its command line or as its cwd).
 
 At the end it prints tickets, cap, watcher kills, wall seconds, the most runs at once (from
 spawned_at / ended_at in every state.json), runs per ending, the requeues (a run whose admitter
@@ -38,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "speedbench" / "out"
 CASE = ROOT / "corpus" / "healthy-001-steady-feature"
+SPIRAL = ROOT / "corpus" / "spiral-001-fixture-shim"
 ACTIVE = ("queued", "launching", "running")
 PY = sys.executable
 
@@ -66,22 +75,74 @@ def make_repo(dest: Path) -> None:
     git("commit", "-q", "-m", "init", cwd=dest)
 
 
-def write_tickets(folder: Path, repo: Path, n: int, speed: float) -> list[Path]:
+def write_tickets(folder: Path, repo: Path, n: int, speed: float, spiral_every: int = 0) -> list[Path]:
     folder.mkdir()
     paths = []
     for i in range(n):
+        spiral = spiral_every > 0 and i % spiral_every == spiral_every - 1
         front = {
             "id": f"s{i:03d}",
             "repo": str(repo),
             "bucket": "medium",
             "agent": "demo",
-            "demo_case": str(CASE),
+            "demo_case": str(SPIRAL if spiral else CASE),
             "speed": speed,
         }
         path = folder / f"s{i:03d}.md"
         path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nre-enact\n")
         paths.append(path)
     return paths
+
+
+class Receiver:
+    """Counts every page copy it is sent, by idempotency key (127.0.0.1 only)."""
+
+    def __init__(self) -> None:
+        import http.server
+
+        self.copies: Counter[str] = Counter()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                key = self.headers.get("Idempotency-Key")
+                if key is None:
+                    try:
+                        key = json.loads(body).get("idempotency_key")
+                    except ValueError:
+                        key = None
+                owner.copies[str(key)] += 1
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"json://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+def orphans(base: Path) -> list[str]:
+    """Processes still running with the fleet's folder on their command line or as their cwd."""
+    import psutil
+
+    out = []
+    mine = os.getpid()
+    for proc in psutil.process_iter(["pid", "cmdline", "cwd"]):
+        try:
+            if proc.pid == mine:
+                continue
+            cmd = " ".join(proc.info["cmdline"] or [])
+            if str(base) in cmd or str(proc.info["cwd"] or "").startswith(str(base)):
+                out.append(f"{proc.pid} {cmd[:100]}")
+        except (psutil.Error, OSError):
+            continue
+    return out
 
 
 class Fleet:
@@ -147,6 +208,7 @@ def main() -> int:
     ap.add_argument("--speed", type=float, default=300, help="demo agent speed (the case lasts 56 recorded min)")
     ap.add_argument("--timeout", type=float, default=900, help="give up after this many seconds of waiting")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder even when all is well")
+    ap.add_argument("--spiral-every", type=int, default=0, help="every K-th ticket re-enacts a spiral that pages")
     args = ap.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -160,8 +222,11 @@ def main() -> int:
     }
     fleet = Fleet(base, env)
     fleet.home.mkdir()
-    (fleet.home / "config.yaml").write_text(f"max_parallel: {args.cap}\n")
+    receiver = Receiver() if args.spiral_every else None
+    notify = f"notify: {{urls: ['{receiver.url}'], events: [spiral]}}\n" if receiver else ""
+    (fleet.home / "config.yaml").write_text(f"max_parallel: {args.cap}\n" + notify)
     case_lines = len((CASE / "events.jsonl").read_text().splitlines())
+    spiral_lines = len((SPIRAL / "events.jsonl").read_text().splitlines())
     problems: list[str] = []
     ids: list[str] = []
     stop = threading.Event()
@@ -170,7 +235,7 @@ def main() -> int:
     say(f"  demo agent on {CASE.name} ({case_lines} lines) at {args.speed:g}x; folder {base}")
     try:
         make_repo(base / "origin")
-        paths = write_tickets(base / "tickets", base / "origin", args.tickets, args.speed)
+        paths = write_tickets(base / "tickets", base / "origin", args.tickets, args.speed, args.spiral_every)
         t0 = time.monotonic()
         p = fleet.cli("launch", *map(str, paths), "--json")
         if p.returncode != 0:
@@ -217,10 +282,29 @@ def main() -> int:
     requeued_runs = sum(1 for r in records if r.get("requeued"))
     by_queue = sum(1 for r in records if r.get("admitted_by") == "queue")
     not_once = []
+    spirals = {r["run_id"] for r in records if SPIRAL.name in str(r.get("demo_case") or r.get("argv") or "")}
     for r in records:
         n = fleet.lines(r["run_id"])
-        if r.get("supervisor") is None or r.get("spawned_at") is None or n != case_lines:
-            not_once.append(f"{r['run_id']} ({r['state']}, {n} of {case_lines} lines)")
+        spiral = r["run_id"] in spirals
+        want = spiral_lines if spiral else case_lines
+        # a spiral outlasts its stuck time (88 recorded min, stuck at 85): stopped `stalled`, its log cut there
+        whole = n == want or (spiral and r["state"] == "stalled" and 0 < n <= want)
+        if r.get("supervisor") is None or r.get("spawned_at") is None or not whole or not r.get("ended_at"):
+            not_once.append(f"{r['run_id']} ({r['state']}, {n} of {want} lines)")
+    time.sleep(3)  # the last sends of the last pass, and the supervisors' last second
+    left_over = orphans(base)
+    if left_over:
+        problems.append(f"{len(left_over)} processes left: " + "; ".join(left_over[:5]))
+    pages = {}
+    if receiver is not None:
+        receiver.stop()
+        pages = {i: receiver.copies.get(f"{i}/spiral", 0) for i in spirals}
+        unpaged = [i for i, n in pages.items() if n == 0]
+        if unpaged:
+            problems.append(f"{len(unpaged)} spiraling runs never paged: " + ", ".join(unpaged[:10]))
+        healthy_paged = [k for k in receiver.copies if k.split("/")[0] not in spirals]
+        if healthy_paged:
+            problems.append(f"pages for runs that do not spiral: {healthy_paged[:5]}")
     left = [f"{r['run_id']} ({r['state']})" for r in records if r["state"] in (*ACTIVE, "?")]
     if len(ids) != args.tickets:
         problems.append(f"{len(ids)} runs launched for {args.tickets} tickets")
@@ -244,6 +328,18 @@ def main() -> int:
         ("requeued", f"{requeues} times, {requeued_runs} runs"),
         ("every ticket ran exactly once", "yes" if not not_once and len(ids) == args.tickets else "NO"),
         ("nothing left queued/launching/running", "yes" if not left else "NO"),
+        ("processes left after the end", str(len(left_over))),
+        *(
+            (
+                ("spiraling runs / paged", f"{len(spirals)} / {sum(1 for n in pages.values() if n)}"),
+                (
+                    "page copies (duplicates beyond the first)",
+                    f"{sum(pages.values())} ({sum(max(0, n - 1) for n in pages.values())})",
+                ),
+            )
+            if receiver is not None
+            else ()
+        ),
     ):
         say(f"  {label:<42} {value}")
     odd = [f"{r['run_id']}: {r['state']} ({r.get('reason')})" for r in records if r["state"] != "succeeded"]
