@@ -51,7 +51,9 @@ from spiral.outcome import Outcome
 # objects pickle the same compiled (setup.py: mypyc) or not (spiral/pickling.py), so either build reads the cache;
 # 15: the calls held until decided, and the last ones kept, live in spiral's Intake (the pass's loop, compiled)
 # 16: the Outcome records whether the final record came during a provider episode (final_in_episode)
-CACHE_VERSION = 16
+# 17: the detector's state for issue 33's rules (the attempts of stuck_check, files made, the sustained hold,
+#     touched paths with their times)
+CACHE_VERSION = 17
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
 
