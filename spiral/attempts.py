@@ -71,7 +71,6 @@ class Attempts:
     def __init__(self, window: int, repeats: int, max_outcomes: int) -> None:
         self.window, self.repeats, self.max_outcomes = window, repeats, max_outcomes
         self._tries: dict[str, deque[tuple[int, str, str, float]]] = {}  # intent -> (call no., key, command, ts)
-        self._stuck: str | None = None  # the intent found stuck at the last add, if any
         self.calls = 0
 
     def __getstate__(self) -> dict[str, object]:
@@ -92,8 +91,6 @@ class Attempts:
         """An attempt of `intent` with its outcome key (None: the check passed, its history ends)."""
         if key is None:
             self._tries.pop(intent, None)
-            if self._stuck == intent:
-                self._stuck = None
             return
         tries = self._tries.get(intent)
         if tries is None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from mypy_extensions import mypyc_attr
 
-from spiral import model, tree_edits
+from spiral import model, sustained, tree_edits
 from spiral.call_meaning import meaning_of
 from spiral.call_windows import CallWindows, Meaning
 from spiral.model import Snapshot, ToolCall
@@ -189,7 +189,12 @@ class Detector:
             if file not in self._written:
                 _remember(self._written, file, ts)
                 self._written_grew_at = max(self._written_grew_at, ts)
-        elif file not in self.tracked and len(self._debris_written) < _DEBRIS:
+        elif file not in self.tracked:
+            self._note_debris(file)
+
+    def _note_debris(self, file: str) -> None:
+        """A debris file the log says was written (while no snapshot says what the clone holds)."""
+        if len(self._debris_written) < _DEBRIS:
             self._debris_written[file] = None
 
     def add_snapshot(self, snap: Snapshot) -> None:
@@ -222,12 +227,14 @@ class Detector:
                 self._changed(path, snap.ts)  # reverted, deleted or committed
                 if path in self.tracked and outcomes and not head_moved:
                     self.windows.note_revert(path)  # back at its committed content (no commit, stash, reset ran)
-            self._debris_in_clone = tuple(  # (the same statuses: the same debris)
-                p for p, st in status.items() if (st == "??" or st[0] == "A") and self._is_debris(p)
-            )
+            self._debris_in_clone = self._debris_of(status)  # (the same statuses: the same debris)
         if grew:
             self.touched_grew_at = max(self.touched_grew_at, snap.ts)
         self._status, self._hashes = status, hashes
+
+    def _debris_of(self, status: dict[str, str]) -> tuple[str, ...]:
+        """The debris files a snapshot lists as new (untracked or added)."""
+        return tuple(p for p, st in status.items() if (st == "??" or st[0] == "A") and self._is_debris(p))
 
     def _is_debris(self, path: str) -> bool:
         known = self._debris_memo.get(path)
@@ -350,7 +357,7 @@ class Detector:
             findings=findings,
             suspicion=sum(f.weight for f in findings),
             threshold=s.threshold,
-            sustained=tree_edits.sustained(self, now, findings) if self.rules.sustained else None,
+            sustained=sustained.held(self, now, findings) if self.rules.sustained else None,
         )
 
     def next_change_after(self, now: float) -> float:

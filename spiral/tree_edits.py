@@ -1,12 +1,11 @@
-"""The detector's reading of how the run changes its tree through the shell, and of how long its
-loop evidence has held (pure: functions over a Detector's state, kept out of spiral/detector.py).
+"""The detector's reading of how the run changes its tree through the shell (pure: functions over a
+Detector's state, kept out of spiral/detector.py).
 
 - shell edits (rules.shell_edits): what a shell command wrote, created, removed or put back
   (spiral/shellwrites.py) is a file change, as an Edit tool's is;
 - files the run made (created, untracked) and then ran or compiled are debris whatever their
   names (rules.shell_edits.made_debris), and they are no longer counted as touched;
-- a log that does not say where the agent works learns it from the commands' first `cd`;
-- the sustained-loop rule (rules.sustained): loop evidence held long enough pages before the band.
+- a log that does not say where the agent works learns it from the commands' first `cd`.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from spiral import model
 from spiral.call_windows import Meaning
 from spiral.model import ToolCall
 from spiral.observe import norm_path
-from spiral.signals import mutation_stall
-from spiral.verdict import Finding
 
 if TYPE_CHECKING:
     from spiral.detector import Detector
@@ -111,36 +108,6 @@ def ran_made(det: Detector, path: str) -> None:
         det.touched_grew_at = max(det.touched_grew_at, at)
         det._written_grew_at = max(det._written_grew_at, at)
     if det.snapshots:
-        st = det._status.get(path)
-        if st is not None and (st == "??" or st[0] == "A") and path not in det._debris_in_clone:
-            det._debris_in_clone = det._debris_in_clone + (path,)
-    elif len(det._debris_written) < _DEBRIS:
-        det._debris_written[path] = None
-
-
-_DEBRIS = 4096  # (as spiral/detector.py's: debris files written, remembered while no snapshot came)
-
-
-def sustained(det: Detector, now: float, findings: tuple[Finding, ...]) -> str | None:
-    """Whether loop evidence (every signal but mutation_stall, a timer of its own) has held at the
-    rule's threshold for `min_minutes` and `min_calls`, at `min_calls_per_min`: the page then need not
-    wait for the soft band. A finding that names where its evidence began (`since`: stuck_check's first
-    attempt of the stuck check) holds from there: the loop has lasted since, not since it was counted."""
-    r = det.rules
-    loop = sum(f.weight for f in findings if f.signal != mutation_stall.NAME)
-    if loop < r.sustained_threshold or not findings:
-        det._held_since = None
-        return None
-    if det._held_since is None or now < det._held_since:
-        det._held_since, det._held_calls = now, det.calls
-    since, before = det._held_since, det._held_calls
-    for f in findings:  # a finding strong enough alone holds since the first call its evidence counts
-        if f.since is not None and f.weight >= r.sustained_threshold and f.since[0] < since:
-            since, before = f.since
-    held_min = (now - since) / 60.0
-    held_calls = det.calls - before
-    if held_min < r.sustained_min_minutes or held_calls < r.sustained_min_calls:
-        return None
-    if held_calls < r.sustained_min_pace * held_min:
-        return None  # a slow loop (long test runs): the soft band is soon enough
-    return f"loop evidence held for {held_min:.0f} min over {held_calls} tool calls (sustained-loop rule)"
+        det._debris_in_clone = det._debris_of(det._status)  # (the memo says it is debris now)
+    else:
+        det._note_debris(path)

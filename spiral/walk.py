@@ -17,6 +17,7 @@ from mypy_extensions import mypyc_attr
 
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
+from spiral.signals import mutation_stall
 from spiral.verdict import Finding, Verdict
 
 
@@ -136,7 +137,10 @@ def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
         for f in v.findings
     )
     total = sum(f.weight for f in findings)
-    sustained = v.sustained if total >= v.threshold else None
+    # the hold needs loop evidence (every signal but the mutation_stall timer) at the threshold: a view
+    # whose weights leave too little of it does not sustain (spiral/sustained.py)
+    loop = sum(f.weight for f in findings if f.signal != mutation_stall.NAME)
+    sustained = v.sustained if loop >= v.threshold else None
     return Verdict(v.elapsed_min, v.expected_min, v.region, findings, total, v.threshold, sustained)
 
 
