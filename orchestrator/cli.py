@@ -153,19 +153,12 @@ def _bench(as_json: bool, markdown: bool, per_family: int, keep: Path | None) ->
 def _real_sessions(as_json: bool, markdown: bool, headline: bool = False) -> None:
     from orchestrator.corpus.benchmark import realsessions as rs
     from orchestrator.ledger import prices
-    from orchestrator.ledger.calibrate import propose
-    from spiral.settings import Bucket
-
-    def calibrate(minutes: list[float], calls: list[int]) -> Bucket | None:
-        current = {name: Bucket(1, 1, 1) for name in ("small", "medium", "big")}
-        return next(
-            p.proposed for p in propose({"small": minutes}, current, 5, {"small": calls}) if p.bucket == "small"
-        )
+    from orchestrator.ledger.calibrate import bucket_from
 
     report = rs.scan(
         say=lambda msg: sys.stderr.write(f"real-sessions: {msg}\n"),
         price=lambda spend: prices.cost(spend, {})[0],
-        calibrate=calibrate,
+        calibrate=lambda minutes, calls: bucket_from(minutes, calls, 5),
     )
     if headline:
         sys.stdout.write(rs.headline(report))

@@ -88,13 +88,20 @@ def propose(
         spread = (
             (percentile([float(n) for n in ns], 50), percentile([float(n) for n in ns], 90), max(ns)) if ns else None
         )
-        proposed = None
-        if len(xs) >= min_runs:
-            expected, soft, stuck = _bands(xs)
-            by_calls = _bands([float(n) for n in ns]) if len(ns) >= min_runs else (0, 0, 0)
-            proposed = Bucket(float(expected), float(soft), float(stuck), *by_calls)
+        proposed = bucket_from(xs, ns, min_runs)
         out.append(Proposal(name, len(xs), med, p90, longest, proposed, current[name], spread))
     return out
+
+
+def bucket_from(minutes: list[float], calls: list[int], min_runs: int) -> Bucket | None:
+    """One bucket's bands from its succeeded runs' minutes and tool calls (the calls bands only when
+    `min_runs` runs have a count), or None with fewer than `min_runs` runs."""
+    if len([m for m in minutes if m > 0]) < min_runs:
+        return None
+    expected, soft, stuck = _bands([m for m in minutes if m > 0])
+    counted = [float(n) for n in calls if n > 0]
+    by_calls = _bands(counted) if len(counted) >= min_runs else (0, 0, 0)
+    return Bucket(float(expected), float(soft), float(stuck), *by_calls)
 
 
 def walls_by_bucket(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, list[float]], dict[str, list[int]]]:

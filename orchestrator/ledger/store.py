@@ -112,7 +112,7 @@ def connect(read_only: bool = False) -> Iterator[Any]:
     with ExitStack() as stack:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(held(path.parent / (path.name + ".lock"), timeout=OPEN_RETRY_S))
+            stack.enter_context(held(_lock_file(path), timeout=OPEN_RETRY_S))
         except LockBusy:
             raise UserError(f"{path}: ledger busy for {OPEN_RETRY_S:g} s (another command holds it)") from None
         except OSError as exc:
@@ -151,7 +151,7 @@ def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
             delay = min(delay * 2, 0.5)
             continue
         except duckdb.Error as exc:  # a damaged block ("Corrupt database file: computed checksum ..."), ...
-            _set_aside(path, f"could not be opened ({(str(exc) or type(exc).__name__).splitlines()[0]})")
+            _set_aside(path, f"could not be opened ({_first_line(exc)})")
             read_only = False
             continue
         try:
@@ -159,7 +159,7 @@ def _open(duckdb: Any, path: Path, read_only: bool) -> Any:
             return con
         except duckdb.Error as exc:
             con.close()
-            _set_aside(path, f"could not be read ({(str(exc) or type(exc).__name__).splitlines()[0]})")
+            _set_aside(path, f"could not be read ({_first_line(exc)})")
             read_only = False
 
 
@@ -180,22 +180,24 @@ def recovering(operation: Callable[P, R]) -> Callable[P, R]:
         try:
             return operation(*args, **kwargs)
         except duckdb.Error as exc:
-            text = str(exc) or type(exc).__name__
-            if not any(c in text.lower() for c in _CORRUPT) or not ledger_path().exists():
+            path = ledger_path()
+            if not any(c in _first_line(exc).lower() for c in _CORRUPT) or not path.exists():
                 raise
-            with _held():
-                _set_aside(ledger_path(), f"could not be read ({text.splitlines()[0]})")
-        refresh.__wrapped__(rebuild=True)  # type: ignore[attr-defined]
+            with held(_lock_file(path), timeout=OPEN_RETRY_S):
+                _set_aside(path, f"could not be read ({_first_line(exc)})")
+        _refresh(rebuild=True)
         return operation(*args, **kwargs)
 
     return run
 
 
-@contextmanager
-def _held() -> Iterator[None]:
-    path = ledger_path()
-    with held(path.parent / (path.name + ".lock"), timeout=OPEN_RETRY_S):
-        yield
+def _lock_file(path: Path) -> Path:
+    """The lock every command takes around the ledger (DuckDB admits one process at a time)."""
+    return path.parent / (path.name + ".lock")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc) or type(exc).__name__).splitlines()[0]
 
 
 def _set_aside(path: Path, why: str) -> None:
@@ -237,8 +239,7 @@ class RefreshStats:
     unreadable_runs: list[str] = field(default_factory=list)  # their names, for a warning
 
 
-@recovering
-def refresh(
+def _refresh(
     prices: dict[str, tuple[float, float, float, float]] | None = None,
     *,
     rebuild: bool = False,
@@ -314,6 +315,9 @@ def refresh(
     stats.removed = len([g for g in gone if g not in present])
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+refresh = recovering(_refresh)
 
 
 def _append(con: Any, table: str, rows: list[tuple[Any, ...]], columns: list[str] | None) -> None:
