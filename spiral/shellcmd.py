@@ -112,13 +112,7 @@ def _analyse(command: str) -> ShellFacts:
             continue
         base = argv[0].rsplit("/", 1)[-1]
         if base == "cd":
-            target = argv[1] if len(argv) > 1 else ""
-            if not target or target.startswith(("~", "-", "$")):
-                prefix = ""  # somewhere we cannot know
-            else:
-                prefix = posixpath.normpath(posixpath.join(prefix, target)) + "/"
-                if prefix in ("./", "../") or prefix.startswith("../"):
-                    prefix = ""
+            prefix = after_cd(argv[1] if len(argv) > 1 else "", prefix)
             continue
         if base == "sleep" and len(argv) > 1:
             m = _SLEEP_ARG.match(argv[1])
@@ -146,6 +140,15 @@ def _analyse(command: str) -> ShellFacts:
 
 
 _analyse_cached = lru_cache(maxsize=16384)(_analyse)
+
+
+def after_cd(target: str, prefix: str) -> str:
+    """Where `cd target` leaves a command line that was at `prefix` ("" where unknown or unmoved; an
+    absolute folder stays absolute: a path under it is made relative to the workdir by the caller)."""
+    if not target or target.startswith(("~", "-", "$")):
+        return ""  # somewhere we cannot know
+    moved = posixpath.normpath(posixpath.join(prefix, target)) + "/"
+    return "" if moved in ("./", "../") or moved.startswith("../") else moved
 
 
 def _until_wait(text: str) -> bool:

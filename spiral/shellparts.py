@@ -74,9 +74,4 @@ _parts_cached = lru_cache(maxsize=8192)(_parts)
 def _after_cd(argv: tuple[str, ...], prefix: str) -> str:
     if not argv or argv[0] != "cd":
         return prefix
-    target = argv[1] if len(argv) > 1 else ""
-    if not target or target.startswith(("~", "-", "$")):
-        return ""  # somewhere we cannot know
-    # (an absolute directory stays absolute: the caller makes paths under it relative to the workdir)
-    joined = shellcmd._under(prefix, target) if prefix and not target.startswith("/") else target.rstrip("/")
-    return "" if joined in (".", "..") or joined.startswith("../") else joined.rstrip("/") + "/"
+    return shellcmd.after_cd(argv[1] if len(argv) > 1 else "", prefix)

@@ -26,6 +26,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+from spiral import shellcmd
 from spiral.shellparts import Part, parts
 
 _NOT_FILES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
@@ -70,11 +71,7 @@ def _writes(command: str) -> Writes:
             if f:
                 paths[f] = None
                 created[f] = None
-        argv = list(part.argv)
-        while argv and "=" in argv[0] and not argv[0].startswith("="):
-            argv.pop(0)  # VAR=value before the command
-        if argv and argv[0] in ("sudo", "command", "exec", "nohup", "time"):
-            argv.pop(0)
+        argv = shellcmd._strip_prefix(list(part.argv))  # VAR=value, sudo, timeout N ... before the command
         if not argv:
             continue
         base = argv[0].rsplit("/", 1)[-1]
