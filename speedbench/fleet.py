@@ -51,6 +51,7 @@ ACTIVE = ("queued", "launching", "running")
 PY = sys.executable
 
 sys.path.insert(0, str(ROOT))
+from orchestrator.demo.sink import Sink  # noqa: E402  (the demo's local json:// receiver)
 from orchestrator.runs.fleet import most_at_once  # noqa: E402
 
 
@@ -92,39 +93,6 @@ def write_tickets(folder: Path, repo: Path, n: int, speed: float, spiral_every: 
         path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in front.items()) + "---\nre-enact\n")
         paths.append(path)
     return paths
-
-
-class Receiver:
-    """Counts every page copy it is sent, by idempotency key (127.0.0.1 only)."""
-
-    def __init__(self) -> None:
-        import http.server
-
-        self.copies: Counter[str] = Counter()
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                key = self.headers.get("Idempotency-Key")
-                if key is None:
-                    try:
-                        key = json.loads(body).get("idempotency_key")
-                    except ValueError:
-                        key = None
-                owner.copies[str(key)] += 1
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"json://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
 
 
 def orphans(base: Path) -> list[str]:
@@ -222,7 +190,7 @@ def main() -> int:
     }
     fleet = Fleet(base, env)
     fleet.home.mkdir()
-    receiver = Receiver() if args.spiral_every else None
+    receiver = Sink().start() if args.spiral_every else None
     notify = f"notify: {{urls: ['{receiver.url}'], events: [spiral]}}\n" if receiver else ""
     (fleet.home / "config.yaml").write_text(f"max_parallel: {args.cap}\n" + notify)
     case_lines = len((CASE / "events.jsonl").read_text().splitlines())
@@ -298,11 +266,12 @@ def main() -> int:
     pages = {}
     if receiver is not None:
         receiver.stop()
-        pages = {i: receiver.copies.get(f"{i}/spiral", 0) for i in spirals}
+        copies = Counter(str(b.get("idempotency_key")) for b in receiver.bodies())
+        pages = {i: copies.get(f"{i}/spiral", 0) for i in spirals}
         unpaged = [i for i, n in pages.items() if n == 0]
         if unpaged:
             problems.append(f"{len(unpaged)} spiraling runs never paged: " + ", ".join(unpaged[:10]))
-        healthy_paged = [k for k in receiver.copies if k.split("/")[0] not in spirals]
+        healthy_paged = [k for k in copies if k.split("/")[0] not in spirals]
         if healthy_paged:
             problems.append(f"pages for runs that do not spiral: {healthy_paged[:5]}")
     left = [f"{r['run_id']} ({r['state']})" for r in records if r["state"] in (*ACTIVE, "?")]
