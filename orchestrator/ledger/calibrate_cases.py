@@ -12,11 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestrator.corpus.case import SUCCEEDED_OUTCOMES, load_case
-from orchestrator.corpus.recorded import LineCounter, events_in
 from orchestrator.corpus.replay import find_cases
 from orchestrator.infra.errors import UserError
+from orchestrator.ledger.rows import scan_log
 from orchestrator.record.layout import CaseFiles
-from spiral.adapters import make_adapter
 
 
 def succeeded(outcome: str | None, expects_spiral: bool) -> bool:
@@ -40,11 +39,7 @@ def runs_in(dirs: list[Path], say: Callable[[str], object] | None = None) -> dic
         files = CaseFiles(folder)
         if not files.events.is_file():
             raise UserError(f"{folder}: no events.jsonl (the agent's log) in the case folder")
-        adapter = make_adapter(case.format, case.workdir)
-        calls = 0
-        with events_in(files.events, LineCounter()) as events:
-            for ts, data in events:
-                calls += len(adapter.feed(ts, data))
+        calls = scan_log(files.events, case.format).tool_calls  # (as the ledger counts a run's calls)
         out.setdefault(case.bucket, []).append(((case.ended_at - case.started_at) / 60.0, calls))
     if say is not None:
         kept = sum(len(v) for v in out.values())
