@@ -100,6 +100,11 @@ def test_the_corpus_is_broad() -> None:
     assert PATH_SAFE <= set(names)
     for name, text, secret in SHAPES:
         assert secret in text and len(secret) >= 8, name
+    # no piece of a secret may be shown text elsewhere ("tpassw" of a password in `htpasswd`):
+    # the end-to-end check would then fail on whichever commands a page happened to show
+    shown = [t.replace(s, " ") for _, t, s in SHAPES] + list(HEALTHY)
+    for name, _, secret in SHAPES:
+        assert not [(t, leaked(t, secret)) for t in shown if leaked(t, secret)], name
 
 
 @pytest.mark.parametrize("text", HEALTHY)
@@ -114,9 +119,9 @@ def test_the_brief_is_redacted_whole_then_cut() -> None:
     cmd = "x" * 140 + " " + key + " && echo done"
     brief = _brief(ToolCall(ts=0, tool=model.BASH, command=cmd))
     assert not leaked(brief, key) and len(brief) <= len(model.BASH) + 1 + 150
-    url = "git clone https://bob:s3cretpassw0rd@example.com/r.git"
+    url = "git clone https://bob:s3cretp4ssw0rd@example.com/r.git"
     brief = _brief(ToolCall(ts=0, tool=model.BASH, command="y" * 120 + " " + url))
-    assert not leaked(brief, "s3cretpassw0rd")
+    assert not leaked(brief, "s3cretp4ssw0rd")
 
 
 # ---- end to end: a spiraling fake agent, the receiver, status --json ------------------------------
