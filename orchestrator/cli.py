@@ -231,9 +231,18 @@ def watch(
             help="Exit once no run has been active, and no notice waited to be retried, for this many seconds (at least 0.1)."
         ),
     ] = None,
+    wake: Annotated[
+        bool,
+        typer.Option(
+            "--wake/--no-wake",
+            help="Between ticks, evaluate a live run as soon as its log grows (default), "
+            "so a page goes out about a second after the trip; --no-wake evaluates at ticks only.",
+        ),
+    ] = True,
 ) -> None:
     """The background watcher: each tick, evaluate every active run, enforce
     liveness, and send due notifications (retrying failed ones with backoff).
+    Between ticks, a run whose log grew is evaluated within about a second.
 
     Detection must not depend on anyone calling `status`: keep one watcher
     running (only one may run at a time; a second one exits with a message).
@@ -261,7 +270,9 @@ def watch(
         check_targets(notifier, cfg)
     except UserError as exc:
         sys.stderr.write(f"warning: {exc}; its pages will fail, the rest of the watching goes on\n")
-    do_watch(BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=notifier, idle_exit_s=idle_exit)
+    do_watch(
+        BucketsFile(), cfg, once=once, tick_s=tick, report=report, notifier=notifier, idle_exit_s=idle_exit, wake=wake
+    )
 
 
 @app.command()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -43,7 +44,7 @@ class Sink:
                 except ValueError:
                     body = {"raw": raw.decode(errors="replace")}
                 with sink._lock:
-                    sink._received.append({"path": self.path, "body": body})
+                    sink._received.append({"path": self.path, "body": body, "at": time.time()})
                 self.send_response(200)
                 self.end_headers()
 
@@ -71,6 +72,11 @@ class Sink:
         """Each notification's JSON body, in arrival order."""
         with self._lock:
             return [r["body"] for r in self._received]
+
+    def arrivals(self) -> list[tuple[float, dict[str, Any]]]:
+        """(epoch seconds it arrived, JSON body) of each notification, in arrival order."""
+        with self._lock:
+            return [(r["at"], r["body"]) for r in self._received]
 
     def titles(self) -> list[str]:
         return [str(b.get("title", "")) for b in self.bodies()]

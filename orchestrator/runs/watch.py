@@ -1,5 +1,6 @@
 """`watch`: the background watcher. Every tick, every active run is evaluated,
-liveness enforced, and what is due is sent. Only one watcher runs at a time.
+liveness enforced, and what is due is sent; between ticks, a run whose log grew is evaluated
+within about a second (runs/wake.py). Only one watcher runs at a time.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from orchestrator.config import UserConfig
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
-from orchestrator.infra.paths import home
+from orchestrator.infra.paths import home, runs_dir
 from orchestrator.notify.channels import Notifier
 from orchestrator.runs import fanout, fleet, monitor, warmup
 from orchestrator.runs.view import RunView
+from orchestrator.runs.wake import Wake
 
 
 @contextmanager
@@ -73,10 +75,13 @@ def watch(
     report: Callable[[list[RunView]], None],
     notifier: Notifier | None = None,
     idle_exit_s: float | None = None,
+    wake: bool = True,
 ) -> None:
-    """Pass over every run each tick; with `idle_exit_s`, stop once no run has been active that long."""
+    """Pass over every run each tick; with `idle_exit_s`, stop once no run has been active that long.
+    With `wake`, a live run whose files change between ticks is refreshed then (runs/wake.py)."""
     with single_watcher():
         monitor.KEPT.keep = True  # a long-lived process: each run's state stays in memory between ticks
+        waker = Wake(runs_dir()) if wake else None
         try:
             last_active = time.monotonic()
             seen = _config_stamp(cfg)
@@ -94,9 +99,37 @@ def watch(
                     last_active = time.monotonic()
                 elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
                     return
-                time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
+                if waker is None:
+                    time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
+                else:
+                    _between_ticks(waker, views, started + tick_s, buckets, cfg, notifier, report)
         finally:
             monitor.KEPT.flush()  # what the last ticks learnt, for the next reader
+
+
+def _between_ticks(
+    waker: Wake,
+    views: list[RunView],
+    until: float,
+    buckets: BucketsFile,
+    cfg: UserConfig,
+    notifier: Notifier | None,
+    report: Callable[[list[RunView]], None],
+) -> None:
+    """Until the next tick (`until`, monotonic): refresh each live run whose files changed, as they
+    change; return early when a new run appears, so a whole pass takes it in."""
+    live = [v.run_dir for v in views if v.record.active or v.record.queued]
+    waker.watch(live, [v.run_dir for v in views])
+    while True:
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        moved, new = waker.wait(left)
+        if moved:
+            report(fanout.refresh_each(moved, buckets, cfg, notifier))
+            waker.absorb(moved)
+        if new:
+            return
 
 
 def _owes(view: RunView, notifier: Notifier | None) -> bool:
