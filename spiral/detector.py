@@ -15,17 +15,18 @@ from spiral import model, sustained, tree_edits
 from spiral.call_meaning import meaning_of
 from spiral.call_windows import CallWindows, Meaning
 from spiral.model import Snapshot, ToolCall
-from spiral.paths import is_debris, scope_pattern
+from spiral.paths import is_debris, scope_pattern, shared_set
 from spiral.pickling import attrs_of, set_attrs
 from spiral.settings import Settings
 from spiral.signals import debris, drift, mutation_stall
 from spiral.verdict import HEALTHY, SOFT, STUCK, Finding, Verdict
 from spiral.window_findings import window_findings
 
-_MEANING_CACHE = 20_000
+_MEANING_CACHE = 128  # distinct calls' meanings memoised: loops repeat within dozens; one memo a live run
 # revert detection remembers the earlier contents of the files changed last (editing in circles keeps
 # its few files among them), the latest of each: a revert to a content forgotten is not seen
 _BLOB_PATHS = 128
+_DEBRIS_MEMO = 1024  # paths whose debris verdict is memoised (one memo a live run)
 _BLOBS_PER_PATH = 16
 # paths remembered as touched / written, the latest first touched kept: past the cap the earliest is forgotten.
 # A path dirty in the last snapshot is never new (a clone with more dirty files than the cap, an untracked venv
@@ -54,7 +55,7 @@ class Detector:
         self.bucket = settings.bucket(bucket)
         self.started_at = started_at
         self.workdir = workdir
-        self.tracked = frozenset(tracked)
+        self.tracked = shared_set(frozenset(tracked))
         self.outputs = frozenset(o.strip("/") for o in outputs)
         self.rules = settings.rules
         self.windows = CallWindows(settings)
@@ -107,6 +108,7 @@ class Detector:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         set_attrs(self, state)
+        self.tracked = shared_set(self.tracked)
 
     def add_calls(self, calls: Iterable[ToolCall]) -> None:
         for call in calls:
@@ -242,8 +244,9 @@ class Detector:
             known = (
                 is_debris(path, self.settings.debris_basename, self.settings.debris_stem) or path in self._made_debris
             )
-            if len(self._debris_memo) < 100_000:
-                self._debris_memo[path] = known
+            if len(self._debris_memo) >= _DEBRIS_MEMO:
+                self._debris_memo.clear()  # (worked out again from the name and _made_debris)
+            self._debris_memo[path] = known
         return known
 
     def _note_blob(self, path: str, blob: str) -> None:

@@ -27,7 +27,7 @@ from spiral.pickling import attrs_of, by_fields, set_attrs
 
 _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many|Unauthorized|Forbidden|Service)")
 _ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d{1,9})/(\d{1,9})\b")  # bounded: int() of 5000 digits raises
-_IDS = 1024  # tool_use ids remembered for de-duplication
+_IDS = 128  # tool_use ids remembered for de-duplication (a repeat comes on the next lines: adapters/base.py)
 _DENIED = 8192  # refused calls remembered (and counted)
 _DENIAL_TEXTS = (
     "This command requires approval",
@@ -104,6 +104,8 @@ class Outcome:
         if "_call_order" not in state:  # pickled by an older version: a cache to rebuild
             raise TypeError("an Outcome pickled by another version")
         set_attrs(self, state)
+        while len(self._call_order) > _IDS:  # pickled with a longer memory: the newest ids are what count
+            self._call_order.popleft()
         self._call_ids = set(self._call_order)
 
     @property

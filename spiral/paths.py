@@ -5,6 +5,20 @@ from __future__ import annotations
 import posixpath
 import re
 
+# equal path sets as one object: the live runs of one repository share its tracked files (a large
+# repository's set is megabytes a run); a process-wide memo of a few sets, like the parsing caches
+_SHARED_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def shared_set(paths: frozenset[str]) -> frozenset[str]:
+    """`paths`, or the equal set already held (one object for every run of a repository)."""
+    got = _SHARED_SETS.get(paths)
+    if got is None:
+        if len(_SHARED_SETS) >= 32:
+            _SHARED_SETS.clear()
+        _SHARED_SETS[paths] = got = paths
+    return got
+
 
 def is_debris(path: str, basename_re: re.Pattern[str], stem_re: re.Pattern[str]) -> bool:
     """True for throwaway files: `tmp_x.py`, `debug_out.txt`, `repro_v2.py`, `case_test3.sh`."""

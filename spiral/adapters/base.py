@@ -48,7 +48,7 @@ TOOL_NAMES = {
 }
 
 _MEMORY = 8192  # ids back a call still waiting for its result can be joined (IdMemory)
-_IDS = 1024  # ids remembered for de-duplication (IdMemory: measured need, 0 ids back)
+_IDS = 128  # ids remembered for de-duplication (IdMemory: measured need, 0 ids back)
 _RESOLVED = 64  # ids back a call whose result is in can still be filled in by a later line
 
 
@@ -120,7 +120,7 @@ class IdMemory:
         if not isinstance(state, dict) or "seq" not in state:  # pickled by an older version: a cache to rebuild
             raise TypeError("an IdMemory pickled by another version")
         self._size, self._seq = state["size"], state["seq"]
-        self._order = deque(state["ids"])
+        self._order = deque(state["ids"][-_IDS:])  # (pickled with a longer memory: the newest count)
         self._ids = set(self._order)
         self._calls = {k: (n, c) for k, n, c in state["calls"]}
         self._prune_at = max(_RESOLVED * 2, len(self._calls) * 2)
