@@ -201,16 +201,22 @@ def status(
     """Every run at a glance: state, elapsed vs expected, region, spiral signals, page, why it ended.
 
     Also enforces liveness on the way (dead, silent or overdue runs are
-    stopped and recorded), so nothing stays `running` without a process.
+    stopped and recorded), so nothing stays `running` without a process. A run
+    whose cache must be rebuilt from a long log (an upgrade) is left to the
+    watcher: shown as last recorded, `evaluating (N of M runs)`.
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
     from orchestrator.notify.channels import from_config
-    from orchestrator.runs.watch import one_pass
+    from orchestrator.runs import monitor, warmup
+    from orchestrator.runs.watch import ensure_watcher, one_pass, watcher_running
     from orchestrator.tables import no_runs_yet, status_table, unchecked
 
     cfg = load()
-    views = one_pass(BucketsFile(), cfg, from_config(cfg))
+    # a cold run is left to the watcher (started if need be); with none to leave it to, this pass rebuilds it
+    cold = warmup.cold(monitor.list_run_dirs())
+    leave = bool(cold) and (watcher_running() or ensure_watcher(cfg) is not None)
+    views = one_pass(BucketsFile(), cfg, from_config(cfg), leave_cold=leave)
     sys.stderr.writelines(unchecked(views))
     rows = [v.to_dict() for v in views]
     if as_json:

@@ -43,20 +43,10 @@ FAKE = ROOT / "tests" / "fake_agent.py"
 BURST = 40
 
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "speedbench"))
+from fleet import make_repo, say  # noqa: E402  (speedbench/fleet.py: its small repo and its printing)
+
 from orchestrator.demo.sink import Sink  # noqa: E402
-
-
-def say(text: str = "") -> None:
-    print(text, flush=True)
-
-
-def git(*args: str, cwd: Path) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 def body(seconds: float, spiral_at: float | None) -> str:
@@ -81,11 +71,7 @@ def one_mode(base: Path, mode: str, args: argparse.Namespace) -> dict[str, Any]:
     home = base / mode / "orchestrator-home"
     home.mkdir(parents=True)
     repo = base / mode / "repo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "src" / "app.py").write_text("print('hi')\n")
-    git("init", "-q", "-b", "main", cwd=repo)
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "init", cwd=repo)
+    make_repo(repo)
     sink = Sink(path="hook").start()
     cfg = {
         "agents": {"fake": {"command": [PY, str(FAKE)], "format": "generic", "version_command": [PY, "--version"]}},

@@ -47,6 +47,7 @@ STATUS_KEYS = {
     "ended_at",
     "error",
     "queue_position",
+    "evaluating",
     "verified",
     "max_usd",
     "max_tokens",

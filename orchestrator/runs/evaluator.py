@@ -53,7 +53,10 @@ from spiral.outcome import Outcome
 # 16: the Outcome records whether the final record came during a provider episode (final_in_episode)
 # 17: the detector's state for issue 33's rules (the attempts of stuck_check, files made, the sustained hold,
 #     touched paths with their times)
-CACHE_VERSION = 17
+# 18: the file starts with a line naming its version (HEADER), so a reader tells a cache of another
+#     version from its first bytes, without loading it (runs/warmup.py: which runs a pass must rebuild)
+CACHE_VERSION = 18
+HEADER = f"orchestrator detector cache {CACHE_VERSION}\n".encode()
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
 
@@ -80,15 +83,26 @@ class Cached:
 def load(path: Path) -> Cached | None:
     try:
         with path.open("rb") as fh:
+            if fh.read(len(HEADER)) != HEADER:
+                return None  # another version's (or no) header: rebuilt from the files
             obj = pickle.load(fh)
     except Exception:  # unreadable in any way (torn, damaged, another version's shape): rebuilt from the files
         return None
     return obj if isinstance(obj, Cached) and obj.version == CACHE_VERSION else None
 
 
+def current(path: Path) -> bool:
+    """Whether `path` is a cache of this version, from its first bytes (not whether it loads)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(HEADER)) == HEADER
+    except OSError:
+        return False
+
+
 def save(path: Path, cached: Cached) -> None:
     # a cache, rebuilt when unreadable: no fsync (it would cost more than the tick itself)
-    write_bytes_atomic(path, pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+    write_bytes_atomic(path, HEADER + pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
 
 
 Stamp = tuple[int, int, int]

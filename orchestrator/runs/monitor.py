@@ -98,9 +98,7 @@ def refresh(
             decision = decision or over or view.ladder_stop or _pending_stop(record, real_now)
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
-            cached = _catch_up(
-                rd, record, settings, real_now, view.events
-            )  # receipts first: the restarts come before the feed
+            cached = _catch_up(rd, record, settings, real_now, view.events)  # receipts first, then the feed
             evaluator.flush(cached)
             ended = parse_ts(record.ended_at) or real_now
             final = cached.detector.evaluate(cached.agent_time(RunClock.of(record).at(ended)))
@@ -123,6 +121,11 @@ def refresh(
     elif decision is not None:
         view.record = _stop(rd, decision, view)
     return deliver(view, cfg, notifier) if send else view
+
+
+def view_as_recorded(rd: RunDir, buckets: BucketsFile) -> RunView:
+    """The run's row from its record alone, nothing evaluated (runs/warmup.py: a cache being rebuilt)."""
+    return _view(rd, record := state_file.read(rd), _settings(record, buckets), time.time())
 
 
 def refresh_now(run_dir: Path) -> RunView:
@@ -385,10 +388,6 @@ def broken(run_dir: Path, error: str) -> RunView:
     except UserError:
         record = RunRecord(run_id=run_dir.name, state="unreadable")
     return RunView(run_dir, record, error=error)
-
-
-def refresh_all(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
-    return [refresh(d, buckets, cfg, notifier=notifier) for d in list_run_dirs()]
 
 
 def forget_ended(views: list[RunView]) -> None:

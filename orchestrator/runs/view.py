@@ -29,6 +29,7 @@ class RunView:
     events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
     ladder_stop: Decision | None = None  # the escalation ladder's stop rung, to carry out
     queue_position: int | None = None  # a queued run's place in the queue (1: next to start)
+    evaluating: str | None = None  # its cache is being rebuilt ("2 of 5 runs"): shown as last recorded
 
     @property
     def run_id(self) -> str:
@@ -74,6 +75,7 @@ class RunView:
             "ended_at": r.ended_at,
             "error": self.error,
             "queue_position": self.queue_position,
+            "evaluating": self.evaluating,
             "verified": r.verified,
             "max_usd": r.max_usd,
             "max_tokens": r.max_tokens,

@@ -71,9 +71,12 @@ class Wake:
         self._pending: set[str] = set()  # new folders whose state.json is not written yet
         self._last_wake = 0.0
 
-    def watch(self, run_dirs: Iterable[Path], known: Iterable[Path]) -> None:
-        """Watch `run_dirs` from now; `known` are every run a pass has seen (a new one wakes a pass)."""
-        self._stamps = {d: stamp(d) for d in run_dirs}
+    def watch(self, run_dirs: Iterable[Path], known: Iterable[Path], before: dict[Path, Stamp] | None = None) -> None:
+        """Watch `run_dirs`; `known` are every run a pass has seen (a new one wakes a pass). `before`: the
+        runs' files as they were when the pass began, so what a run wrote during the pass (after the
+        pass looked at it) still wakes the watcher; a run not in it is taken as it is now."""
+        before = before or {}
+        self._stamps = {d: before.get(d) or stamp(d) for d in run_dirs}
         self._root_mtime = _mtime(self.root)
         self._known = {d.name for d in known}
         self._pending = set()

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
@@ -20,7 +21,7 @@ from orchestrator.infra.paths import home, runs_dir
 from orchestrator.notify.channels import Notifier
 from orchestrator.runs import fanout, fleet, monitor, warmup
 from orchestrator.runs.view import RunView
-from orchestrator.runs.wake import Wake
+from orchestrator.runs.wake import Wake, stamp
 
 
 @contextmanager
@@ -47,10 +48,31 @@ def single_watcher() -> Iterator[None]:
         yield
 
 
-def one_pass(buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None = None) -> list[RunView]:
+def one_pass(
+    buckets: BucketsFile,
+    cfg: UserConfig,
+    notifier: Notifier | None = None,
+    *,
+    warmer: warmup.Warmer | None = None,
+    leave_cold: bool = False,
+) -> list[RunView]:
+    """Every run refreshed. A cold run (a long log, no cache of this version: runs/warmup.py) is rebuilt
+    by `warmer` in the background (the watcher), shown meanwhile as last recorded; with `leave_cold`
+    (`status`, a watcher being there to rebuild it) it is only shown; else it is rebuilt first, waited for."""
     run_dirs = monitor.list_run_dirs()
-    warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
-    views = fanout.refresh_each(run_dirs, buckets, cfg, notifier)  # a one-pass process: split across the CPUs
+    waiting: dict[Path, str] = {}
+    if warmer is not None:
+        cold = warmup.cold(run_dirs)
+        warmer.submit(cold)
+        busy = warmer.busy()
+        waiting = warmup.evaluating([p for p in cold if p in busy])
+    elif leave_cold:
+        waiting = warmup.evaluating(warmup.cold(run_dirs))
+    else:
+        warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
+    todo = [d for d in run_dirs if d not in waiting]
+    refreshed = iter(fanout.refresh_each(todo, buckets, cfg, notifier))  # a one-pass process: split across the CPUs
+    views = [warmup.as_recorded(d, buckets, waiting[d]) if d in waiting else next(refreshed) for d in run_dirs]
     if any(v.record.queued for v in views):
         from orchestrator.runs.launch import start_run  # launch.py starts a watcher: imported here, not at the top
 
@@ -82,28 +104,37 @@ def watch(
     with single_watcher():
         monitor.KEPT.keep = True  # a long-lived process: each run's state stays in memory between ticks
         waker = Wake(runs_dir()) if wake else None
+        warmer = None if once else warmup.Warmer()  # (one pass: it waits for its rebuilds, as `status` does)
         try:
             last_active = time.monotonic()
             seen = _config_stamp(cfg)
+            live: list[Path] = []
             while True:
                 started = time.monotonic()
+                before = {d: stamp(d) for d in live} if waker is not None else {}  # (see Wake.watch)
                 if _config_stamp(cfg) != seen:  # config.yaml changed: the caps, ceilings, targets it says now
                     seen = _config_stamp(cfg)
                     cfg, notifier = _reloaded(cfg, notifier)
-                views = one_pass(buckets, cfg, notifier)
+                views = one_pass(buckets, cfg, notifier, warmer=warmer)
                 monitor.forget_ended(views)
                 report(views)
                 if once:
                     return
-                if any(v.record.active or v.record.queued or v.error or _owes(v, notifier) for v in views):
+                if any(
+                    v.record.active or v.record.queued or v.evaluating or v.error or _owes(v, notifier) for v in views
+                ):
                     last_active = time.monotonic()
                 elif idle_exit_s is not None and time.monotonic() - last_active >= idle_exit_s:
                     return
-                if waker is None:
+                if waker is None or warmer is None:
                     time.sleep(max(0.0, tick_s - (time.monotonic() - started)))
                 else:
-                    _between_ticks(waker, views, started + tick_s, buckets, cfg, notifier, report)
+                    live = [v.run_dir for v in views if v.record.active or v.record.queued]
+                    waker.watch(live, [v.run_dir for v in views], before)
+                    _between_ticks(waker, views, started + tick_s, (buckets, cfg, notifier), report, warmer)
         finally:
+            if warmer is not None:
+                warmer.close()  # a rebuild cut short is done again by the next pass (its cache is not written)
             monitor.KEPT.flush()  # what the last ticks learnt, for the next reader
 
 
@@ -111,23 +142,26 @@ def _between_ticks(
     waker: Wake,
     views: list[RunView],
     until: float,
-    buckets: BucketsFile,
-    cfg: UserConfig,
-    notifier: Notifier | None,
+    with_: tuple[BucketsFile, UserConfig, Notifier | None],
     report: Callable[[list[RunView]], None],
+    warmer: warmup.Warmer,
 ) -> None:
-    """Until the next tick (`until`, monotonic): refresh each live run whose files changed, as they
-    change; return early when a new run appears, so a whole pass takes it in."""
-    live = [v.run_dir for v in views if v.record.active or v.record.queued]
-    waker.watch(live, [v.run_dir for v in views])
+    """Until the next tick (`until`, monotonic): refresh each watched run whose files changed, as they
+    change; return early when a new run appears, or a cold run's rebuilt cache is in, so a whole pass
+    takes it in. A run still being rebuilt is left to its worker."""
+    buckets, cfg, notifier = with_
+    rebuilding = {v.run_dir for v in views if v.evaluating}
     while True:
         left = until - time.monotonic()
         if left <= 0:
             return
-        moved, new = waker.wait(left)
-        if moved:
-            report(fanout.refresh_each(moved, buckets, cfg, notifier))
-            waker.absorb(moved)
+        moved, new = waker.wait(min(left, 1.0) if rebuilding else left)
+        if rebuilding and not rebuilding <= warmer.busy():
+            return  # a rebuild finished: a pass now shows that run evaluated
+        todo = [d for d in moved if d not in rebuilding]
+        if todo:
+            report(fanout.refresh_each(todo, buckets, cfg, notifier))
+        waker.absorb(moved)
         if new:
             return
 

@@ -168,7 +168,9 @@ def _glance_cells(r: dict[str, Any]) -> list[Text]:
         state.append(f" #{r['queue_position']}")
     region = r.get("region") or "healthy"
     elapsed = Text(f"{r['elapsed_min']:.0f}/{r['expected_min']:g}m")
-    if region != "healthy":
+    if r.get("evaluating"):  # its cache is being rebuilt: the row is as last recorded
+        elapsed.append(f" evaluating ({r['evaluating']})", style="cyan")
+    elif region != "healthy":
         elapsed.append(f" {region}", style=_REGION_COLOURS.get(region, ""))
     codes = _codes(r.get("signals") or []) or _codes(r.get("hints") or []).lower()
     susp = r.get("suspicion") or 0
@@ -332,6 +334,8 @@ def _wide_cells(r: dict[str, Any]) -> list[Text]:
     signals = ", ".join(r["signals"]) or ("hints: " + ", ".join(hints) if hints else "-")
     # the agent waiting on its model API is the provider's trouble, not a spiral: say so where the region goes
     region = Text(f"provider: {r['provider']['text']}", "yellow") if r.get("provider") else Text(r["region"])
+    if r.get("evaluating"):
+        region = Text(f"evaluating ({r['evaluating']})", "cyan")
     return [
         Text(r["id"]),
         Text(str(r.get("ticket") or "-")),
