@@ -68,12 +68,17 @@ class Sizes:
     bands: tuple[tuple[float, int, int], ...]
     edit: tuple[int, int]
     write: tuple[int, int]
+    # every shell command a new text (a count appended), as in a real session where commands vary: the
+    # shell-analysis memo then misses as it does there (with ~10 templates it nearly always hits)
+    fresh: bool = False
 
 
 # the real density of a long Claude session: ~790 bytes a line, outputs mostly 100-900 bytes
 REAL = Sizes(bands=((0.82, 100, 650), (0.16, 650, 1600), (0.02, 1600, 6000)), edit=(60, 300), write=(300, 2000))
 # small outputs: a 1M-call history that stays a manageable file
 SMALL = Sizes(bands=((1.0, 40, 200),), edit=(30, 80), write=(60, 200))
+# REAL with fresh commands (issue 37: replay against the orjson floor on a fresh-content log)
+FRESH = Sizes(REAL.bands, REAL.edit, REAL.write, fresh=True)
 
 
 def code_line(rng: random.Random, n: int, workdir: str) -> str:
@@ -123,7 +128,7 @@ class HealthyAgent:
     def __init__(self, rng: random.Random, sizes: Sizes, workdir: str) -> None:
         self.rng, self.sizes, self.workdir = rng, sizes, workdir
         self.texts = text_pool(rng, sizes, workdir)
-        self.file_i = self.test_i = self.new_i = self.since_new = 0
+        self.file_i = self.test_i = self.new_i = self.since_new = self.bash_n = 0
         self.last_read = SRC[0]
         self.last_read_edits = 0
         self.dirty: OrderedDict[str, tuple[str, str]] = OrderedDict()  # path -> (status, blob id)
@@ -171,7 +176,11 @@ class HealthyAgent:
             return "Write", {"file_path": f"{wd}/{path}", "content": self.text(self.sizes.write)}
         if r < 0.60:
             return rng.choice(["Grep", "Glob"]), {"pattern": f"def {rng.choice(WORDS)}_", "path": f"{wd}/src"}
-        return "Bash", {"command": self.bash(), "description": "Run a check"}
+        command = self.bash()
+        if self.sizes.fresh:
+            self.bash_n += 1
+            command += f" # {self.bash_n}"
+        return "Bash", {"command": command, "description": "Run a check"}
 
     def bash(self) -> str:
         rng = self.rng
