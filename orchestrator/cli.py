@@ -208,15 +208,11 @@ def status(
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
     from orchestrator.notify.channels import from_config
-    from orchestrator.runs import monitor, warmup
-    from orchestrator.runs.watch import ensure_watcher, one_pass, watcher_running
+    from orchestrator.runs.watch import one_pass
     from orchestrator.tables import no_runs_yet, status_table, unchecked
 
     cfg = load()
-    # a cold run is left to the watcher (started if need be); with none to leave it to, this pass rebuilds it
-    cold = warmup.cold(monitor.list_run_dirs())
-    leave = bool(cold) and (watcher_running() or ensure_watcher(cfg) is not None)
-    views = one_pass(BucketsFile(), cfg, from_config(cfg), leave_cold=leave)
+    views = one_pass(BucketsFile(), cfg, from_config(cfg), leave_cold=True)  # a cold run: left to the watcher
     sys.stderr.writelines(unchecked(views))
     rows = [v.to_dict() for v in views]
     if as_json:

@@ -33,7 +33,7 @@ def test_cold_runs_warmed_in_workers_give_the_verdicts_of_a_plain_pass(
         shutil.copytree(home, plain)
         monkeypatch.setattr(warmup, "COLD_BYTES", 1)
         assert warmup.cold(runs) == runs[::-1]  # the newest run first (each started a little after the last)
-        assert warmup.warm(runs) == 3  # spawned workers, one per CPU
+        assert warmup.warm(warmup.cold(runs)) == 3  # spawned workers, one per CPU
         assert all((r / "detector.pickle").exists() for r in runs)
         assert warmup.cold(runs) == []  # warm now: nothing left for workers
         cfg = load()

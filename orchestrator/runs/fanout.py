@@ -71,8 +71,12 @@ def _refresh(
     try:
         return monitor.refresh(run_dir, buckets, cfg, notifier=notifier, send=send)
     except Exception as exc:
-        detail = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
-        return monitor.broken(run_dir, detail)
+        return failed(run_dir, exc)
+
+
+def failed(run_dir: Path, exc: Exception) -> RunView:
+    """The row of a run that could not be looked at, saying why (a UserError in its own words)."""
+    return monitor.broken(run_dir, str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}")
 
 
 def _fork(share: list[Path], work: Callable[[Path], RunView]) -> tuple[int, int] | None:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from orchestrator.record.layout import STATE_JSON, RunDir
+from orchestrator.record.layout import RunDir
 
 POLL_S = 0.25
 SETTLE_S = 0.2
@@ -100,7 +100,7 @@ class Wake:
             self._pending |= _names(self.root) - self._known
         if not self._pending:
             return False
-        ready = {n for n in self._pending if os.path.isfile(os.path.join(self.root, n, STATE_JSON))}
+        ready = {n for n in self._pending if RunDir(self.root / n).is_run()}
         gone = {n for n in self._pending - ready if not os.path.isdir(os.path.join(self.root, n))}
         self._pending -= ready | gone
         self._known |= ready

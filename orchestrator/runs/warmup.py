@@ -52,12 +52,12 @@ def cold(run_dirs: list[Path]) -> list[Path]:
 def as_recorded(run_dir: Path, buckets: BucketsFile, evaluating: str) -> RunView:
     """A run as its state.json last said, no lock taken, nothing evaluated: its cache is being rebuilt,
     and neither `status` nor the watcher's pass waits for that."""
-    from orchestrator.runs import monitor
+    from orchestrator.runs import fanout, monitor
 
     try:
         view = monitor.view_as_recorded(RunDir(run_dir), buckets)
     except Exception as exc:
-        return monitor.broken(run_dir, str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}")
+        return fanout.failed(run_dir, exc)
     view.evaluating = evaluating
     return view
 
@@ -116,9 +116,9 @@ class Warmer:
 _FAILED: set[Path] = set()
 
 
-def warm(run_dirs: list[Path]) -> int:
-    """Rebuild the caches of the cold runs among `run_dirs` in parallel; how many were rebuilt."""
-    todo = [p for p in cold(run_dirs) if p not in _FAILED]
+def warm(cold_runs: list[Path]) -> int:
+    """Rebuild the caches of `cold_runs` (`cold`'s answer) in parallel; how many were rebuilt."""
+    todo = [p for p in cold_runs if p not in _FAILED]
     jobs = min(len(todo), os.cpu_count() or 1)
     if jobs < 2:
         return 0  # one run: the pass itself is as quick

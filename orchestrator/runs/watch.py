@@ -58,18 +58,19 @@ def one_pass(
 ) -> list[RunView]:
     """Every run refreshed. A cold run (a long log, no cache of this version: runs/warmup.py) is rebuilt
     by `warmer` in the background (the watcher), shown meanwhile as last recorded; with `leave_cold`
-    (`status`, a watcher being there to rebuild it) it is only shown; else it is rebuilt first, waited for."""
+    (`status`) it is only shown when a watcher is there to rebuild it (one is started if need be); else
+    it is rebuilt first, waited for."""
     run_dirs = monitor.list_run_dirs()
+    cold = warmup.cold(run_dirs)
     waiting: dict[Path, str] = {}
     if warmer is not None:
-        cold = warmup.cold(run_dirs)
         warmer.submit(cold)
         busy = warmer.busy()
         waiting = warmup.evaluating([p for p in cold if p in busy])
-    elif leave_cold:
-        waiting = warmup.evaluating(warmup.cold(run_dirs))
+    elif leave_cold and cold and (watcher_running() or ensure_watcher(cfg) is not None):
+        waiting = warmup.evaluating(cold)
     else:
-        warmup.warm(run_dirs)  # several first passes waiting: on every CPU, before the pass
+        warmup.warm(cold)  # several first passes waiting: on every CPU, before the pass
     todo = [d for d in run_dirs if d not in waiting]
     refreshed = iter(fanout.refresh_each(todo, buckets, cfg, notifier))  # a one-pass process: split across the CPUs
     views = [warmup.as_recorded(d, buckets, waiting[d]) if d in waiting else next(refreshed) for d in run_dirs]
@@ -131,25 +132,27 @@ def watch(
                 else:
                     live = [v.run_dir for v in views if v.record.active or v.record.queued]
                     waker.watch(live, [v.run_dir for v in views], before)
-                    _between_ticks(waker, views, started + tick_s, (buckets, cfg, notifier), report, warmer)
+                    look = _refresher(buckets, cfg, notifier, report)
+                    _between_ticks(waker, views, started + tick_s, look, warmer)
         finally:
             if warmer is not None:
                 warmer.close()  # a rebuild cut short is done again by the next pass (its cache is not written)
             monitor.KEPT.flush()  # what the last ticks learnt, for the next reader
 
 
+def _refresher(
+    buckets: BucketsFile, cfg: UserConfig, notifier: Notifier | None, report: Callable[[list[RunView]], None]
+) -> Callable[[list[Path]], None]:
+    """Refresh some runs as the pass would, and report what that did."""
+    return lambda run_dirs: report(fanout.refresh_each(run_dirs, buckets, cfg, notifier))
+
+
 def _between_ticks(
-    waker: Wake,
-    views: list[RunView],
-    until: float,
-    with_: tuple[BucketsFile, UserConfig, Notifier | None],
-    report: Callable[[list[RunView]], None],
-    warmer: warmup.Warmer,
+    waker: Wake, views: list[RunView], until: float, look: Callable[[list[Path]], None], warmer: warmup.Warmer
 ) -> None:
     """Until the next tick (`until`, monotonic): refresh each watched run whose files changed, as they
     change; return early when a new run appears, or a cold run's rebuilt cache is in, so a whole pass
     takes it in. A run still being rebuilt is left to its worker."""
-    buckets, cfg, notifier = with_
     rebuilding = {v.run_dir for v in views if v.evaluating}
     while True:
         left = until - time.monotonic()
@@ -160,7 +163,7 @@ def _between_ticks(
             return  # a rebuild finished: a pass now shows that run evaluated
         todo = [d for d in moved if d not in rebuilding]
         if todo:
-            report(fanout.refresh_each(todo, buckets, cfg, notifier))
+            look(todo)
         waker.absorb(moved)
         if new:
             return
