@@ -68,8 +68,9 @@ def outcome_key(error_key: str | None, failed: bool, output: str, probe_output: 
 class Attempts:
     """The recent attempts of each intent, and whether one of them is stuck."""
 
-    def __init__(self, window: int, repeats: int, max_outcomes: int) -> None:
+    def __init__(self, window: int, repeats: int, max_outcomes: int, batch_s: float = 0.0) -> None:
         self.window, self.repeats, self.max_outcomes = window, repeats, max_outcomes
+        self.batch_s = batch_s  # attempts this close together, one key, were issued at once: one attempt
         self._tries: dict[str, deque[tuple[int, str, str, float]]] = {}  # intent -> (call no., key, command, ts)
         self.calls = 0
 
@@ -95,6 +96,8 @@ class Attempts:
         tries = self._tries.get(intent)
         if tries is None:
             tries = self._tries[intent] = deque()
+        elif tries and tries[-1][1] == key and ts - tries[-1][3] <= self.batch_s:
+            return  # a sibling of the last attempt (rules.batches): it could not learn from it
         tries.append((self.calls, key, command, ts))
         low = self.calls - self.window
         while tries and (tries[0][0] < low or len(tries) > self.window):

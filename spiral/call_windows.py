@@ -125,8 +125,12 @@ class CallWindows:
         # ...or, until a bare sleep asks, the latest check's result and its previous look's (judged then)
         self._check: tuple[Facts, Facts | None] | None = None
         # stuck_check: each intent's recent attempts; `made`: files the run created (a probe's output is its result)
-        self.attempts = Attempts(r.stuck_window, r.stuck_repeats, r.stuck_max_outcomes) if r.stuck_check else None
+        self.attempts = (
+            Attempts(r.stuck_window, r.stuck_repeats, r.stuck_max_outcomes, r.batch_s) if r.stuck_check else None
+        )
         self.made: dict[str, None] = {}
+        # rules.batches: the last call that failed with an error (its time, tool and error key)
+        self._last_failure: tuple[float, str, str] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without the runs and polls too old to be compared with (never looked at again)."""
@@ -354,6 +358,10 @@ class CallWindows:
         key = None
         if not call.denied and (call.is_error or request):  # a refused or cancelled call never ran
             key = self._fp.error(call, request)  # (None for a call that passed and is no request)
+        if key is not None and self.rules.batch_s:
+            last, self._last_failure = self._last_failure, (call.ts, call.tool, key)
+            if last is not None and last[1:] == (call.tool, key) and call.ts - last[0] <= self.rules.batch_s:
+                key = None  # a sibling issued with the last one: the agent saw neither result first
         self.errors.push(key)
         self.error_calls.append((key, call.command or call.path or call.tool))
 

@@ -23,6 +23,8 @@ RULE_NAMES = (
     "stuck_check",
     "shell_edits",
     "sustained",
+    "wake",
+    "batches",
 )
 # the rules that are signals of their own (they add weight; the others change what the five count)
 RULE_SIGNALS = ("same_error", "drift", "stuck_check")
@@ -59,6 +61,8 @@ class Rules:
     sustained_min_minutes: float = 0.0
     sustained_min_calls: int = 0
     sustained_min_pace: float = 0.0  # tool calls a minute the loop must keep up while it holds
+    wake: bool = False  # replay evaluates as the waking watcher does: also just after each arrival (spiral/walk.py)
+    batch_s: float = 0.0  # calls of one tool this close together were issued at once: one attempt (0: off)
 
     @property
     def needs_results(self) -> bool:
@@ -116,13 +120,17 @@ SCHEMA: dict[str, dict[str, str]] = {
         "min_calls": "integer",
         "min_calls_per_min": "number",
     },
+    "wake": {"enabled": "bool"},
+    "batches": {"enabled": "bool", "within_seconds": "number"},
 }
 # blocks a buckets.yaml written before them may leave out: each is then off, as it was
-OPTIONAL_BLOCKS = frozenset({"stuck_check", "shell_edits", "sustained"})
+OPTIONAL_BLOCKS = frozenset({"stuck_check", "shell_edits", "sustained", "wake", "batches"})
 _OFF: dict[str, dict[str, Any]] = {
     "stuck_check": {"enabled": False, "weight": 0.0, "window": 1, "repeats": 0, "max_outcomes": 0},
     "shell_edits": {"enabled": False, "made_debris": False},
     "sustained": {"enabled": False, "threshold": 0.0, "min_minutes": 0.0, "min_calls": 0, "min_calls_per_min": 0.0},
+    "wake": {"enabled": False},
+    "batches": {"enabled": False, "within_seconds": 0.0},
 }
 
 
@@ -171,4 +179,6 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
         sustained_min_minutes=vals["sustained"]["min_minutes"],
         sustained_min_calls=vals["sustained"]["min_calls"],
         sustained_min_pace=vals["sustained"]["min_calls_per_min"],
+        wake=vals["wake"]["enabled"],
+        batch_s=vals["batches"]["within_seconds"] if vals["batches"]["enabled"] else 0.0,
     )

@@ -20,6 +20,11 @@ from spiral.model import Snapshot, ToolCall
 from spiral.signals import mutation_stall
 from spiral.verdict import Finding, Verdict
 
+# the live watcher's wake (orchestrator/runs/wake.py takes these): a run's files still this long...
+WAKE_SETTLE_S = 0.2
+WAKE_MAX_SETTLE_S = 1.0  # ...or a burst of writing this long, and wakes at least this far apart:
+WAKE_GAP_S = 0.5
+
 
 def drive(
     walk: TickWalk,
@@ -36,15 +41,25 @@ def drive(
     and the items after it are still fed. Walking the clock to it would end
     the walk there and leave the rest of the recording unread. (Within a
     tick of the end, a last result written as the agent exited, it is fed.)
+
+    With `rules.wake`, the walk also evaluates when the live watcher would wake
+    on the run's log growing (orchestrator/runs/wake.py): once the log has been
+    still for `WAKE_SETTLE_S` after an item that brought calls (at most
+    `WAKE_MAX_SETTLE_S` into a burst), and never sooner than `WAKE_GAP_S` after
+    the previous wake. So a loop that shows between two ticks and is gone by the
+    next is seen in replay as the watcher sees it live.
     """
     add_call = walk.detector.add_call
     rest = walk.rest = iter(timeline)
     walk.to_calls, walk.pending = to_calls, None
     last = walk.ended + walk.tick_s
+    wakes = walk.detector.settings.rules.wake
     for ts, item in rest:
         if ts > last:
             walk.beyond_end += 1
             continue
+        if walk.wake_at is not None and ts >= walk.wake_at:
+            walk.wake()
         if ts > walk.now and not walk.done:
             walk.advance(ts)
         if walk.done:
@@ -53,6 +68,10 @@ def drive(
         calls = to_calls(ts, item) if to_calls is not None else item
         for call in calls:
             add_call(call)
+        if wakes and calls:
+            walk.wake_due(ts)
+    if walk.wake_at is not None:
+        walk.wake()
     walk.advance(math.inf)
     return walk
 
@@ -170,30 +189,64 @@ class TickWalk(Watch):
         self.to_calls: Callable[[float, Any], list[ToolCall]] | None = None
         self.pending: tuple[float, Any] | None = None  # the timeline item drive took but did not feed
         self.beyond_end = 0  # timeline items dated more than a tick after the recording's end, skipped (drive)
+        self.wake_at: float | None = None  # when the waking watcher would next evaluate (rules.wake)
+        self._burst_at: float | None = None  # when the writing it waits out began
+        self._woke_at = -math.inf
+
+    def wake_due(self, ts: float) -> None:
+        """An item with calls came at `ts`: the watcher wakes once the log is still, or the burst long."""
+        if self._burst_at is None:
+            self._burst_at = ts
+        still = max(ts + WAKE_SETTLE_S, self._woke_at + WAKE_GAP_S)
+        self.wake_at = min(still, max(self._burst_at + WAKE_MAX_SETTLE_S, self._woke_at + WAKE_GAP_S))
+
+    def wake(self) -> None:
+        """Evaluate at the due wake, after the ticks before it, unless the walk is done or past the end."""
+        at, self.wake_at, self._burst_at = self.wake_at, None, None
+        if at is None or self.done or at > self.ended:
+            return
+        if at > self.now:
+            self.advance(at)  # the ticks before the wake come first
+            if self.done:
+                return
+        self._woke_at = at
+        self._snapshots_to(at)
+        self._see(self.detector.evaluate(at))
+
+    def _snapshots_to(self, at: float) -> Snapshot | None:
+        """Give the detector every snapshot taken by `at`; the next one, or None."""
+        nxt = self._next
+        while nxt is not None and nxt.ts <= at:
+            self.detector.add_snapshot(nxt)
+            nxt = next(self._snaps, None)
+        self._next = nxt
+        return nxt
+
+    def _see(self, v: Verdict) -> bool:
+        """Show every live watch the verdict; whether any still looks (else the walk is done)."""
+        live = False
+        for w in self.watches:
+            if not w.stopped:
+                w.see(v)
+                live = live or not w.stopped
+        if not live:
+            self.done = True
+        return live
 
     def advance(self, until: float) -> None:
         """Evaluate ticks while they come before `until` (the next event's time)."""
-        det, watches = self.detector, self.watches
+        det = self.detector
         while not self.done and self.now < until:
             if self.now > self.ended:
                 self.done = True
                 return
-            nxt = self._next
-            while nxt is not None and nxt.ts <= self.now:
-                det.add_snapshot(nxt)
-                nxt = next(self._snaps, None)
-            self._next = nxt
-            v = det.evaluate(self.now)
-            live = False
-            for w in watches:
-                if not w.stopped:
-                    w.see(v)
-                    live = live or not w.stopped
-            wake = min(det.next_change_after(self.now), until, nxt.ts if nxt is not None else math.inf)
-            if wake == math.inf:
+            nxt = self._snapshots_to(self.now)
+            live = self._see(det.evaluate(self.now))
+            change = min(det.next_change_after(self.now), until, nxt.ts if nxt is not None else math.inf)
+            if change == math.inf:
                 k = int((self.ended - self.started) // self.tick_s)  # jump to the last tick
             else:
-                k = math.ceil((wake - self.started) / self.tick_s - 1e-9)
+                k = math.ceil((change - self.started) / self.tick_s - 1e-9)
             self.k = max(self.k + 1, k)
             self.now = self.started + self.k * self.tick_s  # the next tick, also after a page (`resume` walks on)
             if not live:

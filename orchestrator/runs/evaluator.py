@@ -55,7 +55,8 @@ from spiral.outcome import Outcome
 #     touched paths with their times)
 # 18: the file starts with a line naming its version (HEADER), so a reader tells a cache of another
 #     version from its first bytes, without loading it (runs/warmup.py: which runs a pass must rebuild)
-CACHE_VERSION = 18
+# 19: the windows and attempts remember the last failure's time (rules.batches: a parallel batch is one attempt)
+CACHE_VERSION = 19
 HEADER = f"orchestrator detector cache {CACHE_VERSION}\n".encode()
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)

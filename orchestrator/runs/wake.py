@@ -23,11 +23,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from orchestrator.record.layout import RunDir
+from spiral.walk import WAKE_GAP_S as GAP_S
+from spiral.walk import WAKE_MAX_SETTLE_S as MAX_SETTLE_S
+from spiral.walk import WAKE_SETTLE_S as SETTLE_S
 
 POLL_S = 0.25
-SETTLE_S = 0.2
-MAX_SETTLE_S = 1.0
-GAP_S = 0.5
+# SETTLE_S, MAX_SETTLE_S, GAP_S: one truth with replay, which walks a recording as this watcher wakes
 
 Stamp = tuple[int, ...]
 
