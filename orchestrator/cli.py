@@ -207,13 +207,16 @@ def status(
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
-    from orchestrator.notify.channels import from_config
+    from orchestrator.notify.channels import NO_TARGET, from_config
     from orchestrator.runs.watch import one_pass
     from orchestrator.tables import no_runs_yet, status_table, unchecked
 
     cfg = load()
-    views = one_pass(BucketsFile(), cfg, from_config(cfg), leave_cold=True)  # a cold run: left to the watcher
+    notifier = from_config(cfg)
+    views = one_pass(BucketsFile(), cfg, notifier, leave_cold=True)  # a cold run: left to the watcher
     sys.stderr.writelines(unchecked(views))
+    if not notifier.configured and views and not as_json:
+        sys.stderr.write(f"status: {NO_TARGET}\n")
     rows = [v.to_dict() for v in views]
     if as_json:
         _print_json({"runs": rows})

@@ -29,6 +29,7 @@ _STATUS = re.compile(r"\b(?:status:?\s*|\()([45]\d\d)\b|\b([45]\d\d) (?:Too Many
 _ATTEMPT = re.compile(r"Reconnecting\.\.\.\s*(\d{1,9})/(\d{1,9})\b")  # bounded: int() of 5000 digits raises
 _IDS = 128  # tool_use ids remembered for de-duplication (a repeat comes on the next lines: adapters/base.py)
 _DENIED = 8192  # refused calls remembered (and counted)
+_WORDS_KEPT = 2000  # characters of the agent's final message kept (its end: where a give-up is said)
 _DENIAL_TEXTS = (
     "This command requires approval",
     "but you haven't granted it yet",
@@ -85,6 +86,7 @@ class Outcome:
     final_status: int | None = None
     final_message: str | None = None
     final_in_episode: bool = False  # the final record came while the agent was retrying its model API
+    last_words: str | None = None  # the agent's latest message to the user (Codex's agent_message), its end
     episodes: list[ProviderEpisode] = field(default_factory=list)
     # Claude's tool_use ids: the last _IDS for de-duplication (a block repeated on another line of its
     # message comes on the next lines: measured 0 calls back), and how many distinct ids were seen
@@ -226,6 +228,8 @@ class Outcome:
     def _codex_item(self, item: Any) -> None:
         if not isinstance(item, dict):
             return
+        if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+            self.last_words = item["text"][-_WORDS_KEPT:]
         if item.get("type") in ("command_execution", "file_change", "mcp_tool_call"):
             self.tool_calls += 1
             if any(t in _flat(item.get("aggregated_output")) for t in _DENIAL_TEXTS):
@@ -242,6 +246,11 @@ class Outcome:
                 self.final_status = ep.status
 
     # ---- the ending ------------------------------------------------------------------------
+
+    @property
+    def final_words(self) -> str | None:
+        """What the agent said last: Claude's result text, else Codex's latest agent message."""
+        return self.final_message[-_WORDS_KEPT:] if self.final_message else self.last_words
 
     def ending(self, exit_code: int) -> tuple[str, str] | None:
         """(state, reason) when the log tells a truer story than the exit code; None otherwise."""

@@ -101,12 +101,20 @@ TINY = {
 }
 
 
-def ticket(tmp_path: Path, repo: Path, body: str, name: str = "t1", **front: Any) -> Path:
-    """A ticket file for the fake agent; `body` is its script (see tests/fake_agent.py)."""
+WORK_FILE = "fake-agent-work.txt"
+
+
+def ticket(tmp_path: Path, repo: Path, body: str, name: str = "t1", work: bool = True, **front: Any) -> Path:
+    """A ticket file for the fake agent; `body` is its script (see tests/fake_agent.py).
+
+    With `work` (the default), a script that runs to its end writes WORK_FILE last: the agent did
+    some work, so an exit 0 is `succeeded` (runs/endings.py). A script that exits on its own first
+    (`exit 0`), or `work=False`, changes only what it says it does: nothing changed is `no_change`."""
     fields = {"id": name, "repo": str(repo), "bucket": "small", "agent": "fake", "overrides": FAST}
     fields.update(front)
+    script = body + (f"\nwrite {WORK_FILE} done" if work else "")
     path = tmp_path / f"{name}.md"
-    path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()) + "---\n" + body + "\n")
+    path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()) + "---\n" + script + "\n")
     return path
 
 

@@ -68,8 +68,9 @@ def test_a_clone_whose_work_cannot_be_saved_stays_unless_discarded(tmp_path: Pat
 
 
 def test_a_clean_clone_saves_nothing(tmp_path: Path, repo: Path, home: Path) -> None:
-    run_id = finished(tmp_path, repo, home, "clean", body='say {"tool": "Bash", "command": "ls"}')
-    age(home, run_id, 9)
+    # a clean clone: the agent changed nothing, so the run ended no_change (kept as long as a flagged run)
+    run_id = finished(tmp_path, repo, home, "clean", body='say {"tool": "Bash", "command": "ls"}', end="no_change")
+    age(home, run_id, 31)
     [c] = run_gc()["clones"]
     assert c["removed"] and c["saved"] == [] and (c["unsaved_paths"], c["unsaved_commits"]) == (0, 0)
     assert not (home / "runs" / run_id / "unsaved").exists()

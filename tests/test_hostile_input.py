@@ -214,7 +214,7 @@ def test_a_long_stdin_prompt_reaches_an_agent_that_prints_before_it_reads(
     cfg["agents"]["fake"]["prompt"] = "stdin"
     (home / "config.yaml").write_text(json.dumps(cfg))
     body = "Fix it.\n" + "y" * 180_000
-    run_id = cli("launch", str(ticket(tmp_path, repo, body))).stdout.strip().splitlines()[-1]
+    run_id = cli("launch", str(ticket(tmp_path, repo, body, work=False))).stdout.strip().splitlines()[-1]
     run = home / "runs" / run_id
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and json.loads((run / "state.json").read_text())["state"] == "running":

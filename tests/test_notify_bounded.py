@@ -153,7 +153,10 @@ def test_an_idle_watcher_stays_while_a_notice_waits_to_be_retried(home: Path) ->
         sink.start()  # the endpoint is back: the retry delivers, and then the watcher may go
         assert watcher.wait(timeout=30) == 0
         assert state(home, "r-owed")["notices"]["spiral"]["delivered"]
-        assert [b["title"] for b in sink.bodies()] == ["run r-owed may be spiraling"]
+        bodies = sink.bodies()
+        assert [b["title"] for b in bodies if "spiraling" in b["title"]] == ["run r-owed may be spiraling"]
+        # ...and the notice of the run's failed ending (a default event: no ending is silent), at least once
+        assert {b["title"] for b in bodies} == {"run r-owed failed", "run r-owed may be spiraling"}
     finally:
         if watcher.poll() is None:
             watcher.kill()
@@ -164,7 +167,8 @@ def test_an_idle_watcher_stays_while_a_notice_waits_to_be_retried(home: Path) ->
 def test_the_watch_log_says_how_an_attempt_left_in_flight_ended_and_not_every_skip(home: Path) -> None:
     slow = SlowReceiver(delay=2.0)  # answers after the pass's half-second wait
     try:
-        write_config(home, notify={"urls": [slow.url], "timeout_seconds": 10})
+        # the page alone: the failed ending's notice (a default event) would interleave its own lines
+        write_config(home, notify={"urls": [slow.url], "timeout_seconds": 10, "events": ["spiral"]})
         run_dir = tripped_run(home, "r-late")
         state_file.update(run_dir, lambda r: state_file.end(r, "failed", "agent exited 1"))
         p = subprocess.run(

@@ -127,7 +127,9 @@ def test_spiral_pages_once_and_the_run_goes_on(agent: str, box: Sandbox, repo: P
     wait_for(lambda: box.spiral_pages(run_id) >= 1, timeout=10, what="the spiral page")
     time.sleep(SETTLE_S)
 
-    assert s["state"] == "succeeded" and s["reason"] == "agent exited 0", box.describe(run_id)  # never killed
+    # never killed: the agent ran to its own end, where its final answer gave up (runs/endings.py)
+    assert s["state"] == "gave_up" and s["agent_claim"]["reason"] == "agent exited 0", box.describe(run_id)
+    assert '"I could not fix it."' in s["reason"], s["reason"]
     assert loop_outputs(box) == 40, "every loop iteration ran and reached the model"
     assert box.spiral_pages(run_id) == 1, box.receiver.titles()
     assert paged_while == "running", f"the page came when the run was {paged_while}"
@@ -186,7 +188,25 @@ def test_persistent_provider_error_is_a_named_failure(
     assert any(e.served == f"fail {status}" for e in box.model.exchanges), "the server never failed a request"
     assert s["state"] == "failed", box.describe(run_id)
     assert (s["reason"] or "").startswith(reason), f"reason {s['reason']!r}, expected it to start with {reason!r}"
+    # a failure within seconds is not silent: the watcher accounts for the ending and sends its notice
+    wait_for(lambda: f"run {run_id} failed" in box.receiver.titles(), 30, "the failed notice")
     assert_no_page(box, run_id)
+
+
+# ---- 3b. an agent that gives up -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_answer_that_gives_up_ends_gave_up_with_its_words_and_a_notice(agent: str, box: Sandbox, repo: Path) -> None:
+    require_cli(agent)
+    words = "I still cannot find why mc() is wrong; stopping here."
+    box.model.set_script([Run("echo probing mc"), Reply(words)])
+    run_id = box.launch(box.ticket(repo, "Fix mc() in calc.py.", agent, outputs=["calc.py"]))
+    s = box.wait_ended(run_id)
+    assert s["state"] == "gave_up", box.describe(run_id)
+    assert words in (s["reason"] or ""), s["reason"]
+    wait_for(lambda: f"run {run_id}: the agent gave up" in box.receiver.titles(), 30, "the gave_up notice")
+    assert box.status_row(run_id)["state"] == "gave_up"
 
 
 # ---- 5. a ticket body that looks like options ------------------------------------------------------
@@ -199,7 +219,8 @@ def test_dash_led_ticket_body_reaches_the_model_verbatim(agent: str, box: Sandbo
     box.model.set_script([Run("echo listed"), Reply("Both items done.")])
     run_id = box.launch(box.ticket(repo, body, agent))
     s = box.wait_ended(run_id)
-    assert s["state"] == "succeeded", box.describe(run_id)
+    # it ran and answered, but changed no file: an exit 0 with nothing to show (runs/endings.py)
+    assert s["state"] == "no_change" and s["agent_claim"]["ending"] == "succeeded", box.describe(run_id)
     assert body in user_texts(box.model), user_texts(box.model)
     assert any(t.output.strip().endswith("listed") for t in box.model.tool_outputs())
 

@@ -237,7 +237,8 @@ def test_ignored_nudge_without_a_ladder_never_acts(agent: str, box: Sandbox, rep
     assert_received_by_hook(box, agent, wait_received(box, run_id), text, queued)
 
     s = box.wait_ended(run_id)
-    assert s["state"] == "succeeded" and s["reason"] == "agent exited 0", box.describe(run_id)  # never stopped
+    # never stopped: it ran to its own end, whose answer gave up (runs/endings.py)
+    assert s["state"] == "gave_up" and s["agent_claim"]["reason"] == "agent exited 0", box.describe(run_id)
     assert sum("debug: still failing" in t.output for t in box.model.tool_outputs()) == loops
     wait_for(lambda: guidance(box, run_id)["answer"] is not None, 10, "the guidance's answer")
     time.sleep(SETTLE_S)

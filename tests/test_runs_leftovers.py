@@ -62,7 +62,8 @@ def test_a_run_ends_when_its_agent_exits_though_a_leftover_holds_its_output(
     exited (after a short drain), not at an EOF that would come only when they die."""
     pidfile = tmp_path / "pids.txt"
     say = 'say {"tool": "Bash", "command": "echo last words"}'
-    body = f"spawn {pidfile}\nsleep 3\n{say}\nexit 0"  # the sleep: time for the grandchild to be recorded
+    # the sleep: time for the grandchild to be recorded; the write: the work that makes exit 0 a success
+    body = f"spawn {pidfile}\nsleep 3\n{say}\nwrite done.txt ok\nexit 0"
     started = time.monotonic()
     run_id = launch(ticket(tmp_path, repo, body))
     wait(lambda: _ended(home, run_id), timeout=60, what="the run to end")

@@ -13,6 +13,7 @@ from orchestrator.commands.options import JsonOpt
 from orchestrator.infra.errors import UserError
 
 if TYPE_CHECKING:
+    from orchestrator.config import UserConfig
     from orchestrator.runs.launch import Launched
 
 
@@ -66,6 +67,8 @@ def launch_command(
             typer.echo(res.run_id)
     for res in many:
         _say(res)
+    if any(not r.problem for r in many):  # a run to page about: say if pages would go nowhere
+        _say_no_target(cfg)
     # a run that was queued and then failed or was stopped before its agent started is a failed check
     # (exit 1, its record kept), not bad input: what `launch` refuses outright (a bad ticket) exits 2
     raise typer.Exit(1 if any(r.problem for r in many) else 0)
@@ -73,6 +76,18 @@ def launch_command(
 
 def _row(r: Launched) -> dict[str, object]:
     return {"run_id": r.run_id, "state": r.state, "reason": r.reason, "run_dir": str(r.run_dir)}
+
+
+def _say_no_target(cfg: UserConfig) -> None:
+    """Once per launch: with no notification target, pages and notices go nowhere."""
+    from orchestrator.notify.channels import NO_TARGET, from_config
+
+    try:
+        configured = from_config(cfg).configured
+    except UserError:
+        return  # a bad notify block is said by the watcher and `status`, with its own message
+    if not configured:
+        sys.stderr.write(f"launch: {NO_TARGET}\n")
 
 
 def _say(r: Launched) -> None:

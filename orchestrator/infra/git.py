@@ -58,6 +58,23 @@ def tracked_files(clone_dir: Path) -> list[str]:
     return [p for p in out.decode("utf-8", errors="replace").split("\0") if p]
 
 
+def head(clone_dir: Path) -> str | None:
+    """The commit the clone is at, or None when git cannot say (no commit yet, not a repository)."""
+    rc, out, _ = proc.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=clone_dir, check=False, timeout=60)
+    return (out.decode().strip() or None) if rc == 0 else None
+
+
+def changed_since(clone_dir: Path, start: str) -> list[str] | None:
+    """The clone's paths that differ from commit `start`: tracked files changed, committed or not, and new
+    files (untracked, not ignored). None when git cannot compare (the commit is gone, git failed)."""
+    diff = proc.run(["git", "diff", "--name-only", "-z", start], cwd=clone_dir, check=False, timeout=120)
+    new = proc.run(["git", "ls-files", "--others", "--exclude-standard", "-z"], cwd=clone_dir, check=False, timeout=120)
+    if diff[0] != 0 or new[0] != 0:
+        return None
+    paths = (diff[1] + b"\0" + new[1]).decode("utf-8", errors="replace").split("\0")
+    return sorted({p for p in paths if p})
+
+
 def snapshot(clone_dir: Path) -> tuple[str, dict[str, str]]:
     """(porcelain -z text, {dirty path: blob id}) of the clone as it is now."""
     _, out, _ = proc.run(["git", "status", "--porcelain=v1", "-uall", "-z"], cwd=clone_dir, timeout=60)

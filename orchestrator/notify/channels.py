@@ -35,12 +35,28 @@ from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
 from orchestrator.infra.redaction import redact, redact_cut
 
-ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget")
+ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget", "no_change", "gave_up")
 # "provider": the agent's model API kept failing (one notice per episode of retries)
 EVENTS = ("spiral", "provider", "escalation", "guidance", "budget", *ENDING_EVENTS)
 ENDINGS = frozenset(ENDING_EVENTS)
 # escalation: a rung of the opt-in ladder climbed; guidance: a message that never reached the agent
-DEFAULT_EVENTS = ("spiral", "provider", "escalation", "guidance", "budget", "stalled", "over_budget")
+NO_TARGET = (
+    "no notification target configured: pages and notices go nowhere "
+    "(set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY)"
+)
+# ...and every ending that needs a person: no ending that went wrong is left silent
+DEFAULT_EVENTS = (
+    "spiral",
+    "provider",
+    "escalation",
+    "guidance",
+    "budget",
+    "failed",
+    "stalled",
+    "over_budget",
+    "no_change",
+    "gave_up",
+)
 TAGS = (*EVENTS, "ends")
 _KEYS = {
     "urls",
@@ -105,7 +121,7 @@ class Notifier:
         (each may have been delivered).
         """
         if not self.configured:
-            return set(), ("no notification target configured: set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY")
+            return set(), NO_TARGET
         deadline = time.monotonic() + self.timeout_s
         errors: list[str] = []
         ok: set[str] = set()

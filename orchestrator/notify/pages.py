@@ -16,6 +16,8 @@ ENDING_TITLES = {
     "killed": "run {run} was killed",
     "lost": "run {run} was lost",
     "over_budget": "run {run} stopped at its spend ceiling",
+    "no_change": "run {run} ended without changing what the ticket asked for",
+    "gave_up": "run {run}: the agent gave up",
 }
 
 

@@ -16,10 +16,10 @@ import msgspec
 from orchestrator.infra.proc import ProcRef
 from orchestrator.infra.typed_yaml import PositiveFloat
 
-VERSION = 3
+VERSION = 4
 QUEUED = "queued"  # waiting for a slot under the concurrency cap (orchestrator/runs/fleet.py)
 ACTIVE = ("launching", "running")
-ENDED = ("succeeded", "failed", "stalled", "killed", "lost", "over_budget")
+ENDED = ("succeeded", "failed", "stalled", "killed", "lost", "over_budget", "no_change", "gave_up")
 
 
 class RecordError(ValueError):
@@ -356,8 +356,15 @@ def _from_v2(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _from_v3(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 to 4: nothing to change. Version 4 adds the endings `no_change` (the agent exited 0 but
+    changed nothing the ticket asked for) and `gave_up` (its final message said it did not finish)
+    (runs/endings.py); a new version, so that an older orchestrator refuses such a record."""
+    return raw
+
+
 # version -> the step that turns a record of that version into the next one
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3}
 
 
 def from_builtins(raw: object, run_id: str) -> RunRecord:

@@ -55,7 +55,8 @@ from spiral.outcome import Outcome
 #     touched paths with their times)
 # 18: the file starts with a line naming its version (HEADER), so a reader tells a cache of another
 #     version from its first bytes, without loading it (runs/warmup.py: which runs a pass must rebuild)
-# 19: the windows and attempts remember the last failure's time (rules.batches: a parallel batch is one attempt)
+# 19: the windows and attempts remember the last failure's time (rules.batches: a parallel batch is one attempt);
+#     the Outcome keeps the agent's last words (Codex's agent_message: runs/endings.py)
 CACHE_VERSION = 19
 HEADER = f"orchestrator detector cache {CACHE_VERSION}\n".encode()
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)

@@ -40,7 +40,7 @@ from spiral.timestamps import parse_ts
 
 DAY_S = 86400.0
 # endings whose clone is kept the longer retention (as is any run that tripped the detector in the soft band)
-FLAGGED_ENDINGS = ("failed", "stalled", "lost", "over_budget")
+FLAGGED_ENDINGS = ("failed", "stalled", "lost", "over_budget", "no_change", "gave_up")
 TRASH = ".clone.gc-removing"  # a clone renamed aside, being removed
 SAVE_LIMIT = 256 * 2**20  # unsaved work larger than this is not copied into the run folder: the clone stays
 

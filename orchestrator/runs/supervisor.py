@@ -31,6 +31,7 @@ from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ENDED, AgentClaim, AgentReport, RunRecord, VerifyResult
+from orchestrator.runs import endings
 from orchestrator.runs.capture import WriteTrouble, capture
 from orchestrator.runs.overdue import past_stuck
 from spiral.outcome import Outcome
@@ -155,6 +156,7 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     every = (record.snapshot_every_s or 30.0) / clock.scale
     snapper = Snapshotter(rd.clone, rd.workspace, clock, every, trouble)
     snapper.take()  # the clone as the agent finds it, before it can touch anything
+    start = _head(rd.clone)  # what the run's changes are counted from (runs/endings.py)
     if trouble.reason is not None:  # the run folder cannot be written: do not start an agent nobody can watch
         _finish(rd, clock, "failed", trouble.reason)
         return 1
@@ -195,8 +197,28 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
         checked = verify(rd, record.verify, record.verify_timeout_s)
         if checked is not None:
             how, reason = verdict(reason, checked, record.verify_timeout_s)
+    elif how == "succeeded":  # no check to decide: success needs a change asked for, and no give-up
+        changed = _changed(rd.clone, start)
+        how, reason = endings.judge(reason, outcome.final_words, changed, record.outputs, record.scope)
     _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome), claim=claim, checked=checked)
     return 0
+
+
+def _head(clone: Path) -> str | None:
+    try:
+        return git.head(clone)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _changed(clone: Path, start: str | None) -> list[str] | None:
+    """The clone's paths changed since the run began; None when that cannot be told (the exit then stands)."""
+    if start is None:
+        return None
+    try:
+        return git.changed_since(clone, start)
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def _end_leftovers(agent_pid: int, clone: Path) -> None:

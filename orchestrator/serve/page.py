@@ -39,7 +39,7 @@ th { background: #f4f4f4; position: sticky; top: 0; }
 td.reason, td.evidence { max-width: 28em; overflow-wrap: anywhere; }
 ul.evidence { margin: .2em 0 0; padding-left: 1.2em; color: #555; font-size: .9em; }
 .s-running, .s-launching { color: #06c; } .s-succeeded { color: #080; }
-.s-failed, .s-lost, .s-killed, .s-over_budget, .s-unreadable { color: #b00; } .s-queued { color: #888; }
+.s-failed, .s-lost, .s-killed, .s-over_budget, .s-gave_up, .s-unreadable { color: #b00; } .s-no_change { color: #a60; } .s-queued { color: #888; }
 .r-soft { background: #fff6d5; } .r-stuck { background: #fde2e2; }
 #status.stale { color: #b00; }
 """

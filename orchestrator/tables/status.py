@@ -57,6 +57,8 @@ _STATE_COLOURS = {
     "killed": "magenta",
     "lost": "red",
     "over_budget": "red",
+    "no_change": "yellow",
+    "gave_up": "red",
     "queued": "blue",
     "launching": "cyan",
 }
@@ -219,6 +221,12 @@ def _note(r: dict[str, Any]) -> Text:
         parts.append(Text.from_markup(_guidance(r)))
     if r["state"] == "succeeded" and "verified" in r and r["verified"] is None:
         parts.append(Text("unverified", style="yellow"))  # the agent's own word: the ticket has no `verify:` check
+    # a notice other than the page (an ending's, the budget's...) that has not reached anyone: said, not `-`
+    undelivered = [
+        k for k, n in (r.get("notices") or {}).items() if k != "spiral" and not n["delivered"] and n["last_error"]
+    ]
+    if undelivered:
+        parts.append(Text(f"{', '.join(undelivered)} notice undelivered", style="red"))
     return Text("; ").join(parts) if parts else Text("-")
 
 

@@ -49,7 +49,7 @@ class Trace:
     spans: list[SpanData]
 
 
-FAILED_ENDINGS = ("failed", "stalled", "killed", "lost", "over_budget")
+FAILED_ENDINGS = ("failed", "stalled", "killed", "lost", "over_budget", "no_change", "gave_up")
 
 
 def _id(run_id: str, part: str, size: int) -> int:
