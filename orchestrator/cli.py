@@ -13,6 +13,7 @@ from rich.console import Console
 
 from orchestrator import jsonout  # json only: cheap enough for every command
 from orchestrator.commands.calibrate import calibrate_command
+from orchestrator.commands.diff import diff_command
 from orchestrator.commands.gc import gc_command
 from orchestrator.commands.history import history_command
 from orchestrator.commands.launch import launch_command
@@ -310,10 +311,15 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
-app.command("nudge")(nudge_command)  # orchestrator/commands/nudge.py
-app.command("gc")(gc_command)  # orchestrator/commands/gc.py
-app.command("report")(report_command)  # orchestrator/commands/report.py
-app.command("serve")(serve_command)  # orchestrator/commands/serve.py
+# each in orchestrator/commands/<name>.py
+for _name, _command in (
+    ("nudge", nudge_command),
+    ("gc", gc_command),
+    ("report", report_command),
+    ("diff", diff_command),
+):
+    app.command(_name)(_command)
+app.command("serve")(serve_command)
 
 
 @app.command()

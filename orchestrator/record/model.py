@@ -243,6 +243,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     repo: str | None = None
     base: str | None = None
     branch: str | None = None
+    start_commit: str | None = None  # the clone's commit when the agent started: what `diff` compares with
     outputs: list[str] = []
     # the ticket's `scope:` globs (the drift signal); absent in older records, which means none
     scope: list[str] = []
@@ -359,7 +360,8 @@ def _from_v2(raw: dict[str, Any]) -> dict[str, Any]:
 def _from_v3(raw: dict[str, Any]) -> dict[str, Any]:
     """Version 3 to 4: nothing to change. Version 4 adds the endings `no_change` (the agent exited 0 but
     changed nothing the ticket asked for) and `gave_up` (its final message said it did not finish)
-    (runs/endings.py); a new version, so that an older orchestrator refuses such a record."""
+    (runs/endings.py), and the optional `start_commit`; a new version, so that an older orchestrator
+    refuses such a record."""
     return raw
 
 

@@ -107,9 +107,9 @@ def _register(me: proc.ProcRef, admission: int | None = None) -> Callable[[RunRe
     return change
 
 
-def _started(agent: proc.ProcRef, version: str | None) -> Callable[[RunRecord], bool]:
+def _started(agent: proc.ProcRef, version: str | None, start: str | None) -> Callable[[RunRecord], bool]:
     def change(r: RunRecord) -> bool:
-        r.agent_pid = agent
+        r.agent_pid, r.start_commit = agent, start
         if r.state == "launching" and r.stop_requested is None:
             r.state, r.agent_version = "running", version
         return True
@@ -169,7 +169,7 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
         return 1
     agent = proc.ProcRef.of(child.pid)
     trouble.agent = agent
-    record = state_file.update(rd, _started(agent, version))
+    record = state_file.update(rd, _started(agent, version, start))
     if record.state != "running":
         proc.kill_tree(agent)  # a stop arrived while the agent was starting
     if stdin_pipe and child.stdin is not None:
