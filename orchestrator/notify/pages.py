@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from orchestrator.infra.cli_name import CLI
 from orchestrator.infra.redaction import redact as redact  # (both importable from here too)
 from orchestrator.infra.redaction import redact_cut as redact_cut
 from orchestrator.record.model import RunRecord
@@ -39,7 +40,7 @@ def _finish(lines: list[str]) -> str:
     return "\n".join(out)
 
 
-def spiral_page(record: RunRecord, cli: str = "./dev.sh", episode: int = 1) -> tuple[str, str]:
+def spiral_page(record: RunRecord, cli: str = CLI, episode: int = 1) -> tuple[str, str]:
     """(title, body) of the page for a run that tripped the detector in the soft band (episode 1),
     or tripped again after guidance reached the agent (episode n: what it did since)."""
     run = record.run_id
@@ -73,7 +74,7 @@ def spiral_page(record: RunRecord, cli: str = "./dev.sh", episode: int = 1) -> t
     return redact(title), _finish(lines)
 
 
-def escalation_notice(record: RunRecord, rung: int, cli: str = "./dev.sh") -> tuple[str, str]:
+def escalation_notice(record: RunRecord, rung: int, cli: str = CLI) -> tuple[str, str]:
     """(title, body) for a rung of the run's escalation ladder."""
     run = record.run_id
     step = next((e for e in record.escalations if e.rung == rung), None)
@@ -93,7 +94,7 @@ def escalation_notice(record: RunRecord, rung: int, cli: str = "./dev.sh") -> tu
     return redact(f"run {run}: escalation {rung} ({action})"), _finish(lines)
 
 
-def budget_notice(record: RunRecord, key: str, cli: str = "./dev.sh") -> tuple[str, str]:
+def budget_notice(record: RunRecord, key: str, cli: str = CLI) -> tuple[str, str]:
     """(title, body) for a run at 70 % of its spend ceiling, or a queued run the daily ceiling holds."""
     run = record.run_id
     if key.startswith("budget-held"):
@@ -116,7 +117,7 @@ def budget_notice(record: RunRecord, key: str, cli: str = "./dev.sh") -> tuple[s
     return redact(f"run {run}: {record.budget_warned_at or 0:.0%} of its spend ceiling"), _finish(lines)
 
 
-def undelivered_notice(record: RunRecord, gid: str, cli: str = "./dev.sh") -> tuple[str, str]:
+def undelivered_notice(record: RunRecord, gid: str, cli: str = CLI) -> tuple[str, str]:
     """(title, body) for guidance that never reached the agent (withdrawn from its inbox)."""
     run = record.run_id
     g = next((g for g in record.guidance if g.id == gid), None)
@@ -130,7 +131,7 @@ def undelivered_notice(record: RunRecord, gid: str, cli: str = "./dev.sh") -> tu
     return redact(f"run {run}: guidance {gid} undelivered"), _finish(lines)
 
 
-def provider_notice(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]:
+def provider_notice(record: RunRecord, cli: str = CLI) -> tuple[str, str]:
     """(title, body) for a run whose agent keeps failing to reach its model API (not a spiral)."""
     run = record.run_id
     p = record.provider
@@ -146,7 +147,7 @@ def provider_notice(record: RunRecord, cli: str = "./dev.sh") -> tuple[str, str]
     return redact(f"run {run}: model API failing"), _finish(lines)
 
 
-def ending_notice(record: RunRecord, event: str, cli: str = "./dev.sh") -> tuple[str, str]:
+def ending_notice(record: RunRecord, event: str, cli: str = CLI) -> tuple[str, str]:
     run = record.run_id
     title = ENDING_TITLES.get(event, "run {run}: " + event).format(run=run)
     lines = [

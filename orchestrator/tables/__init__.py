@@ -65,9 +65,10 @@ def _plain(*cells: str) -> list[Text]:
 
 
 def no_runs_yet() -> str:
+    from orchestrator.infra.cli_name import CLI
     from orchestrator.infra.paths import runs_dir
 
-    return f"no runs yet in {runs_dir()}; start one with `./dev.sh launch TICKET` or try `./dev.sh demo`"
+    return f"no runs yet in {runs_dir()}; start one with `{CLI} launch TICKET` or try `{CLI} demo`"
 
 
 def unchecked(views: Iterable[RunView]) -> list[str]:
