@@ -93,6 +93,8 @@ def _say_no_target(cfg: UserConfig) -> None:
 def _say(r: Launched) -> None:
     if r.problem:
         sys.stderr.write(f"{r.problem}\n")
+    elif r.setting_up:
+        sys.stderr.write(f"run {r.run_id} launching: its setup runs first (setup.log in its folder)\n")
     elif r.state == "queued":
         sys.stderr.write(f"run {r.run_id} queued: the watcher starts it when a slot frees\n")
     elif r.state not in ("running", "launching"):

@@ -297,6 +297,8 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # agent claimed before it ran, and its result (None: not run); absent in older records
     verify: list[str] = []
     verify_timeout_s: PositiveFloat = 600.0
+    setup: list[str] = []  # the ticket's `setup:`, run in the clone before the agent (runs/checks.py)
+    setup_timeout_s: PositiveFloat = 600.0
     agent_claim: AgentClaim | None = None
     verify_result: VerifyResult | None = None
     executor: Placement | None = None  # where it executes (None: a local run recorded before executors)

@@ -43,6 +43,7 @@ class Launched:
     # fail, before the launcher looks), which is the run's ending, not a failed launch
     agent_started: bool
     problem: str | None = None  # why this launch started no agent (a failed clone, a stop), for the user
+    setting_up: bool = False  # the ticket's `setup:` runs before the agent starts
 
 
 def _find_binary(argv0: str) -> str | None:
@@ -121,6 +122,8 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         escalation=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation),
         verify=list(ticket.verify),  # the ticket's check, frozen like the settings
         verify_timeout_s=ticket.verify_timeout_s,
+        setup=list(ticket.setup),
+        setup_timeout_s=ticket.setup_timeout_s,
         # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
         settings=merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
         state=QUEUED,
@@ -182,7 +185,8 @@ def launch_many(
     for rd in queued:
         record = state_file.read(rd)
         if wait and rd.path in started and record.spawned_at is not None:
-            while record.state == "launching" and time.monotonic() < deadline:
+            # (a run with `setup:` is launched once its supervisor took it: the set-up may take minutes)
+            while record.state == "launching" and not _setting_up(record) and time.monotonic() < deadline:
                 time.sleep(0.05)
                 record = state_file.read(rd)
         problem = None
@@ -192,8 +196,14 @@ def launch_many(
                 problem = f"run {rd.run_id} failed: {record.reason}"
         elif record.ended and record.spawned_at is None:
             problem = f"run {rd.run_id} {record.state} before it started: {record.reason}"
-        out.append(Launched(rd.run_id, rd.path, record.state, record.reason, _agent_started(record), problem))
+        setting_up = record.state == "launching" and _setting_up(record)
+        started_now = _agent_started(record)
+        out.append(Launched(rd.run_id, rd.path, record.state, record.reason, started_now, problem, setting_up))
     return out
+
+
+def _setting_up(record: RunRecord) -> bool:
+    return bool(record.setup) and record.supervisor is not None
 
 
 def _agent_started(record: RunRecord) -> bool:

@@ -72,6 +72,8 @@ class Ticket:
     max_tokens: int | None = None
     verify: list[str] = field(default_factory=list)  # the check run in the clone after the agent exits 0 (argv)
     verify_timeout_s: float = VERIFY_TIMEOUT_S
+    setup: list[str] = field(default_factory=list)  # run in the clone before the agent starts (argv)
+    setup_timeout_s: float = VERIFY_TIMEOUT_S
     text: str = ""
     lines: yamlfile.Lines = field(default_factory=dict)
     line_offset: int = 1
@@ -94,26 +96,26 @@ class _Front(Strict):
     max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
     verify: Any = None  # an argv, or a string run by `sh -c`: checked by verify_argv
     verify_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
+    setup: Any = None  # run in the clone before the agent starts: the same forms as verify
+    setup_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
 
 
 _VERIFY_FORMS = "must be a command: a list of strings (an argv, run without a shell) or one string (run by sh -c)"
 
 
-def verify_argv(value: Any, fail: yamlfile.Complaints) -> list[str]:
-    """The ticket's `verify:` as an argv: a list of strings as is, a string as `sh -c TEXT`."""
+def verify_argv(value: Any, fail: yamlfile.Complaints, key: str = "verify") -> list[str]:
+    """The ticket's `verify:` (or `setup:`) as an argv: a list of strings as is, a string as `sh -c TEXT`."""
     if value is None:
         return []
     if isinstance(value, str):
         if not value.strip() or "\x00" in value:
-            raise fail(
-                ("verify",), "verify must be a non-empty command with no NUL bytes (leave the key out for no check)"
-            )
+            raise fail((key,), f"{key} must be a non-empty command with no NUL bytes (leave the key out for none)")
         return ["sh", "-c", value]
     if not isinstance(value, list) or not value:
-        raise fail(("verify",), f"verify {_VERIFY_FORMS}")
+        raise fail((key,), f"{key} {_VERIFY_FORMS}")
     for i, word in enumerate(value):
         if not isinstance(word, str) or not word or "\x00" in word:
-            raise fail(("verify", i), f"verify[{i}] must be a non-empty string (verify {_VERIFY_FORMS})")
+            raise fail((key, i), f"{key}[{i}] must be a non-empty string ({key} {_VERIFY_FORMS})")
     return list(value)
 
 
@@ -178,6 +180,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         except ladder.LadderError as exc:
             raise fail(exc.path, exc.message) from None
     verify = verify_argv(front_matter.verify, fail)
+    setup = verify_argv(front_matter.setup, fail, "setup")
     repo = local_repo(front_matter.repo.strip())  # checked last: the front matter's own errors come first
     if repo is not None and not repo.exists():
         raise fail(("repo",), f"repo {front_matter.repo.strip()[:60]!r}: no such folder ({repo})")
@@ -199,6 +202,8 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         max_tokens=front_matter.max_tokens,
         verify=verify,
         verify_timeout_s=front_matter.verify_timeout_seconds,
+        setup=setup,
+        setup_timeout_s=front_matter.setup_timeout_seconds,
         text=text,
         lines=lines,
     )

@@ -65,6 +65,8 @@ class RunView:
             "notified": spiral.notified,
             "page_error": notices["spiral"]["last_error"] if "spiral" in notices else None,
             "notices": notices,
+            # the ticket's `setup:` is running: the run is launching, its agent not started yet
+            "setting_up": bool(r.setup) and r.state == "launching" and r.agent_pid is None,
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),

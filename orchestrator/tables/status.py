@@ -207,6 +207,8 @@ def _note(r: dict[str, Any]) -> Text:
     """What else a glance needs: why it could not be read, the provider, the hold, the spend near
     its ceiling, why it ended, the latest guidance, an unchecked success."""
     parts: list[Text] = []
+    if r.get("setting_up"):
+        parts.append(Text("setting up", style="cyan"))
     if r.get("error"):
         parts.append(Text(printable(str(r["error"])), style="red"))
     if r.get("provider"):
