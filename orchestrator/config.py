@@ -30,6 +30,7 @@ DEFAULT_WATCHER_IDLE_S = 600.0
 # `gc` keeps an ended run's clone this many days; one that spiraled, failed, stalled or was lost, longer
 DEFAULT_GC_KEEP_DAYS = 7.0
 DEFAULT_GC_KEEP_DAYS_FLAGGED = 30.0
+DELIVER_MODES = ("branch", "none")  # what happens to a succeeded run's work (orchestrator/runs/delivery.py)
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,8 @@ class UserConfig:
     daily_max_usd: float | None = None  # the fleet's daily spend ceiling: past it no queued run starts
     otlp: OtlpConfig | None = None  # traces of ended runs over OTLP/HTTP (orchestrator/telemetry)
     executor: ExecutorConfig | None = None  # where runs execute (orchestrator/runs/executors); None: here
+    deliver: str = "branch"  # a succeeded run's work: pushed on a branch, or left in the clone (runs/delivery.py)
+    pr_command: list[str] = field(default_factory=list)  # run in the clone once the branch is pushed
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -226,6 +229,8 @@ class _File(Strict):
     gc_keep_days_flagged: NonNegativeFloat = DEFAULT_GC_KEEP_DAYS_FLAGGED
     otlp: Annotated[_Otlp, Meta(description="must be a mapping with an endpoint")] | None = None
     executor: Annotated[_Executor, Meta(description="must be a mapping with a kind (local or ray)")] | None = None
+    deliver: Annotated[str, one_of(DELIVER_MODES)] = "branch"
+    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -278,6 +283,7 @@ def load(path: Path | None = None) -> UserConfig:
     cfg.stagger_s, cfg.daily_max_usd = doc.stagger_seconds, doc.daily_max_usd
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
+    cfg.deliver, cfg.pr_command = doc.deliver, list(doc.pr_command or ())
     if doc.executor is not None and doc.executor.kind != "local":
         e = doc.executor
         cfg.executor = ExecutorConfig(e.kind, e.address, dict(e.resources or {}))

@@ -25,7 +25,8 @@ DAY = 86400.0
 
 def finished(tmp_path: Path, repo: Path, home: Path, name: str, body: str = "", end: str = "succeeded") -> str:
     body = body or f'say {{"tool": "Edit", "path": "src/{name}.py"}}\nwrite src/{name}.py done'
-    run_id = launch(ticket(tmp_path, repo, body, name=name, work=False))  # the body's own changes only
+    # the body's own changes only, left in the clone (no delivery: what gc saves is what these tests look at)
+    run_id = launch(ticket(tmp_path, repo, body, name=name, work=False, deliver="none"))
     wait(lambda: state(home, run_id)["state"] == end, what=f"{run_id} {end}")
     wait(lambda: not _alive(home, run_id), what=f"{run_id}'s supervisor to exit")
     return run_id

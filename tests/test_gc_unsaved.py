@@ -79,7 +79,8 @@ def test_a_clean_clone_saves_nothing(tmp_path: Path, repo: Path, home: Path) -> 
 def test_work_off_every_branch_is_kept_and_what_a_patch_cannot_hold_is_refused(
     tmp_path: Path, repo: Path, home: Path
 ) -> None:
-    run_id = finished(tmp_path, repo, home, "detached", body='say {"tool": "Bash", "command": "ls"}')
+    # the agent itself changed nothing (no_change: kept as long as a flagged run, so aged past that)
+    run_id = finished(tmp_path, repo, home, "detached", body='say {"tool": "Bash", "command": "ls"}', end="no_change")
     rd = RunDir(home / "runs" / run_id)
     ident = ["-c", "user.email=a@b", "-c", "user.name=a"]
     git("checkout", "-q", "--detach", cwd=rd.clone)  # a commit on no branch, and a stash
@@ -89,18 +90,18 @@ def test_work_off_every_branch_is_kept_and_what_a_patch_cannot_hold_is_refused(
     detached = git("rev-parse", "HEAD", cwd=rd.clone).strip()
     (rd.clone / "src" / "app.py").write_text("print('stashed')\n")
     git(*ident, "stash", "-q", cwd=rd.clone)
-    age(home, run_id, 9)
+    age(home, run_id, 31)
     [c] = run_gc()["clones"]
     assert c["removed"] and c["saved"] == ["unsaved/commits.bundle"], c
     heads = git("bundle", "list-heads", str(rd.path / "unsaved" / "commits.bundle"), cwd=tmp_path)
     assert f"{detached} HEAD" in heads and "refs/stash" in heads
 
-    nested = finished(tmp_path, repo, home, "nested", body='say {"tool": "Bash", "command": "ls"}')
+    nested = finished(tmp_path, repo, home, "nested", body='say {"tool": "Bash", "command": "ls"}', end="no_change")
     nd = RunDir(home / "runs" / nested)
     git("init", "-q", str(nd.clone / "vendor"), cwd=tmp_path)  # a repository of its own inside the clone
     (nd.clone / "vendor" / "lib.py").write_text("x = 1\n")
     git("add", "lib.py", cwd=nd.clone / "vendor")
     git(*ident, "commit", "-q", "-m", "v", cwd=nd.clone / "vendor")
-    age(home, nested, 9)
+    age(home, nested, 31)
     p = cli("gc", "--json")
     assert p.returncode == 1 and "nested repository" in p.stderr and nd.clone.is_dir(), p.stderr

@@ -83,10 +83,11 @@ def test_healthy_run_changes_the_clone_and_counts_the_clis_tokens(agent: str, bo
 
     clone = box.run_dir(run_id) / "clone"
     assert (clone / "hello.py").read_text() == HELLO
-    porcelain = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
-    ).stdout
-    assert "?? hello.py" in porcelain
+    # delivered (deliver: branch, the default): committed on its branch and pushed to the ticket's repo
+    branch = s["delivered"]["branch"]
+    assert s["delivered"]["pushed_at"] and branch == f"orchestrator/{run_id}", s["delivered"]
+    shown = subprocess.run(["git", "show", f"{branch}:hello.py"], cwd=repo, capture_output=True, text=True, check=True)
+    assert shown.stdout == HELLO
     assert any("hello from scripted" in t.output for t in box.model.tool_outputs()), box.model.tool_outputs()
 
     events = box.events(run_id)

@@ -158,5 +158,11 @@ def ending_notice(record: RunRecord, event: str, cli: str = CLI) -> tuple[str, s
     hints = record.hints
     if hints:
         lines.append("Spiral signals seen: " + ", ".join(hints))
+    d = record.delivered
+    if d is not None and d.pushed_at is not None:
+        lines.append(
+            f"Delivered: branch {d.branch} at {(d.commit or '?')[:12]}" + (f", {d.pr_url}" if d.pr_url else "")
+        )
     lines.append(f"  {cli} logs {run}")
+    lines.append(f"  {cli} diff {run}")
     return redact(title), _finish(lines)

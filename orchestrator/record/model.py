@@ -8,13 +8,13 @@ change), a newer one is refused rather than silently truncated.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from orchestrator.infra.proc import ProcRef
 from orchestrator.infra.typed_yaml import PositiveFloat
+from orchestrator.record.migrations import MIGRATIONS
 
 VERSION = 4
 QUEUED = "queued"  # waiting for a slot under the concurrency cap (orchestrator/runs/fleet.py)
@@ -200,6 +200,16 @@ class VerifyResult(msgspec.Struct, kw_only=True):
     error: str | None = None  # why it could not start
 
 
+class Delivered(msgspec.Struct, kw_only=True):
+    """The run's work handed back (orchestrator/runs/delivery.py): committed on its branch, pushed."""
+
+    branch: str
+    commit: str | None = None
+    pushed_at: str | None = None  # None: the push failed (`error` says why; the work is in unsaved/)
+    pr_url: str | None = None  # what `pr_command:` printed
+    error: str | None = None  # why the push or the PR command failed, redacted
+
+
 class TraceExport(msgspec.Struct, kw_only=True):
     """The run's trace sent over OTLP (orchestrator/telemetry): recorded once the endpoint accepted it."""
 
@@ -301,6 +311,10 @@ class RunRecord(msgspec.Struct, kw_only=True):
     setup_timeout_s: PositiveFloat = 600.0
     agent_claim: AgentClaim | None = None
     verify_result: VerifyResult | None = None
+    # `deliver:` frozen at launch (branch | none; None: a record from before delivery), and what it did
+    deliver: str | None = None
+    pr_command: list[str] = []
+    delivered: Delivered | None = None
     executor: Placement | None = None  # where it executes (None: a local run recorded before executors)
     otlp: TraceExport | None = None  # its OpenTelemetry export (None: never tried; absent in older records)
 
@@ -324,51 +338,6 @@ class RunRecord(msgspec.Struct, kw_only=True):
     def notice(self, event: str) -> Notice:
         """The record of one notice, created empty on first use."""
         return self.notices.setdefault(event, Notice())
-
-
-def _from_v1(raw: dict[str, Any]) -> dict[str, Any]:
-    """Version 1 (an untyped dict): same keys, any of them possibly absent or null.
-
-    A null where version 2 has a non-optional field means "unknown": drop it, so the default applies.
-    """
-    for key in _V1_NULLABLE:
-        if key in raw and raw[key] is None:
-            del raw[key]
-    return raw
-
-
-_V1_NULLABLE = (
-    "spiral",
-    "notices",
-    "overrides",
-    "env",
-    "argv",
-    "outputs",
-    "hints",
-    "version_command",
-    "time_scale",
-    "snapshot_every_s",
-    "prompt_mode",
-)
-
-
-def _from_v2(raw: dict[str, Any]) -> dict[str, Any]:
-    """Version 2 to 3: nothing to change. Version 3 adds the `over_budget` ending (a spend ceiling stopped
-    the run) and the queue's and the ceilings' fields, all optional; it is a new version so that an older
-    orchestrator refuses a record whose ending it would not know, rather than misreading it."""
-    return raw
-
-
-def _from_v3(raw: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 to 4: nothing to change. Version 4 adds the endings `no_change` (the agent exited 0 but
-    changed nothing the ticket asked for) and `gave_up` (its final message said it did not finish)
-    (runs/endings.py), and the optional `start_commit`; a new version, so that an older orchestrator
-    refuses such a record."""
-    return raw
-
-
-# version -> the step that turns a record of that version into the next one
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3}
 
 
 def from_builtins(raw: object, run_id: str) -> RunRecord:

@@ -24,7 +24,7 @@ _VERIFY_TAIL_LINES = 20
 _VERIFY_POLL_S = 0.25  # how often a running check looks for a stop request
 
 
-def _stop_asked(rd: RunDir) -> bool:
+def stop_asked(rd: RunDir) -> bool:
     try:
         return state_file.read(rd).stop_requested is not None
     except UserError:  # an unreadable state is not a stop: the check runs on, and the ending says what it can
@@ -45,7 +45,7 @@ def _note_check(rd: RunDir, ref: proc.ProcRef) -> None:
 def verify(rd: RunDir, argv: list[str], timeout_s: float, log_name: str = VERIFY_LOG) -> VerifyResult | None:
     """Run the ticket's check in the clone (no shell unless its argv is one), its output to verify.log;
     past `timeout_s` its whole process tree is killed. None when a stop (kill, liveness) was asked for."""
-    if _stop_asked(rd):
+    if stop_asked(rd):
         return None
     log = rd.path / log_name
     started = time.monotonic()
@@ -69,7 +69,7 @@ def verify(rd: RunDir, argv: list[str], timeout_s: float, log_name: str = VERIFY
             pass
         except psutil.NoSuchProcess:
             break
-        stop = _stop_asked(rd)
+        stop = stop_asked(rd)
         if stop or left <= 0:
             proc.kill_tree(ref)
             if stop:
@@ -81,7 +81,7 @@ def verify(rd: RunDir, argv: list[str], timeout_s: float, log_name: str = VERIFY
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    if _stop_asked(rd):
+    if stop_asked(rd):
         return None  # stopped while it ran (the stop may have ended the check itself): never verified
     seconds = round(time.monotonic() - started, 2)
     passed = code == 0 and not timed_out

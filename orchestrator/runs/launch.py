@@ -124,6 +124,8 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         verify_timeout_s=ticket.verify_timeout_s,
         setup=list(ticket.setup),
         setup_timeout_s=ticket.setup_timeout_s,
+        deliver=ticket.deliver or cfg.deliver,
+        pr_command=list(ticket.pr_command if ticket.pr_command is not None else cfg.pr_command),
         # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
         settings=merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
         state=QUEUED,

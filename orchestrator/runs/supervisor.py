@@ -28,10 +28,10 @@ from orchestrator.notify.pages import redact
 from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import ENDED, AgentClaim, AgentReport, RunRecord, VerifyResult
-from orchestrator.runs import endings
+from orchestrator.record.model import ENDED, AgentClaim, AgentReport, Delivered, RunRecord, VerifyResult
+from orchestrator.runs import delivery, endings
 from orchestrator.runs.capture import WriteTrouble, capture
-from orchestrator.runs.checks import SETUP_LOG, setup_failed, verdict, verify
+from orchestrator.runs.checks import SETUP_LOG, setup_failed, stop_asked, verdict, verify
 from orchestrator.runs.overdue import past_stuck
 from spiral.outcome import Outcome
 
@@ -202,7 +202,11 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
     elif how == "succeeded":  # no check to decide: success needs a change asked for, and no give-up
         changed = _changed(rd.clone, start)
         how, reason = endings.judge(reason, outcome.final_words, changed, record.outputs, record.scope)
-    _finish(rd, clock, how, reason, exit_code=rc, agent_report=report(outcome), claim=claim, checked=checked)
+    delivered = None
+    if how == "succeeded" and record.deliver == "branch" and not stop_asked(rd):  # the work handed back
+        delivered = delivery.deliver(rd.path, rd.clone, record, reason, clock.iso(time.time()))
+        reason += f"; delivery: {delivered.error}" if delivered.error else ""
+    _finish(rd, clock, how, reason, rc, report(outcome), claim, checked, delivered)
     return 0
 
 
@@ -253,10 +257,12 @@ def _finish(
     agent_report: AgentReport | None = None,
     claim: AgentClaim | None = None,
     checked: VerifyResult | None = None,
+    delivered: Delivered | None = None,
 ) -> None:
     """Record the ending, unless someone asked for this stop (kill, stall) and so names it."""
 
     def change(r: RunRecord) -> bool:
+        r.delivered = delivered or r.delivered
         if agent_report is not None:
             r.agent_report, r.provider = agent_report, None
         if claim is not None:

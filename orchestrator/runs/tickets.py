@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from msgspec import Meta
 
-from orchestrator.config import UserConfig
+from orchestrator.config import DELIVER_MODES, UserConfig
 from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.guidance import ladder
 from orchestrator.infra import yamlfile
@@ -74,6 +74,8 @@ class Ticket:
     verify_timeout_s: float = VERIFY_TIMEOUT_S
     setup: list[str] = field(default_factory=list)  # run in the clone before the agent starts (argv)
     setup_timeout_s: float = VERIFY_TIMEOUT_S
+    deliver: str | None = None  # branch | none (runs/delivery.py); None: config.yaml's
+    pr_command: list[str] | None = None
     text: str = ""
     lines: yamlfile.Lines = field(default_factory=dict)
     line_offset: int = 1
@@ -97,6 +99,8 @@ class _Front(Strict):
     verify: Any = None  # an argv, or a string run by `sh -c`: checked by verify_argv
     verify_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
     setup: Any = None  # run in the clone before the agent starts: the same forms as verify
+    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None  # None: config.yaml's (default branch)
+    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
     setup_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
 
 
@@ -204,6 +208,8 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         verify_timeout_s=front_matter.verify_timeout_seconds,
         setup=setup,
         setup_timeout_s=front_matter.setup_timeout_seconds,
+        deliver=front_matter.deliver,
+        pr_command=front_matter.pr_command,
         text=text,
         lines=lines,
     )

@@ -65,6 +65,7 @@ class RunView:
             "notified": spiral.notified,
             "page_error": notices["spiral"]["last_error"] if "spiral" in notices else None,
             "notices": notices,
+            "delivered": msgspec.to_builtins(r.delivered) if r.delivered is not None else None,
             # the ticket's `setup:` is running: the run is launching, its agent not started yet
             "setting_up": bool(r.setup) and r.state == "launching" and r.agent_pid is None,
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,

@@ -1,0 +1,117 @@
+"""A succeeded run's work handed back: committed on `orchestrator/<run id>` and pushed to the ticket's
+repository (`deliver: branch`, the default), then an optional `pr_command:` run in the clone.
+
+The run id is `<ticket>-<timestamp>`, so the branch names the ticket and the run. What the agent left
+uncommitted is committed with a message made from the ticket (git's own identity when one is set,
+else `orchestrator`). Credentials are git's own (credential helpers, an ssh agent): none are stored or
+printed here, and what git says is redacted. A rejected or failing push is named in the run's reason
+and the work is never lost: it is kept in the run folder's `unsaved/`, as `gc` keeps unsaved work.
+Once pushed, the clone's commits are on a remote-tracking branch and its tree is clean: `gc` counts
+the clone as saved.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from orchestrator.infra import unsaved
+from orchestrator.infra.errors import UserError
+from orchestrator.notify.pages import redact
+from orchestrator.record.model import Delivered, RunRecord
+
+BRANCH_PREFIX = "orchestrator/"
+UNSAVED = "unsaved"  # the run folder's folder for work that could not be delivered (gc's too)
+SAVE_LIMIT = 256 * 2**20
+_TIMEOUT_S = 300.0
+_URL = re.compile(r"https?://\S+")
+_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # nobody is there to type a password: fail instead of waiting
+
+
+def title_of(record: RunRecord, ticket_text: str) -> str:
+    """The commit's and the PR's title: the ticket id and the first line of its body (`ticket_text` is
+    the ticket file as launched, front matter and all)."""
+    body = ticket_text
+    if body.startswith("---"):
+        end = body.find("\n---", 3)
+        body = body[end + 4 :] if end != -1 else ""
+    first = next((line.strip(" #-*") for line in body.splitlines() if line.strip(" #-*")), "")
+    title = f"{record.ticket_id}: {first}" if first else f"{record.ticket_id} (run {record.run_id})"
+    return title if len(title) <= 72 else title[:69].rstrip() + "..."
+
+
+def deliver(run_path: Path, clone: Path, record: RunRecord, reason: str, now_iso: str) -> Delivered:
+    """Commit what is left, push the branch, run the PR command; what happened, never raising."""
+    branch = BRANCH_PREFIX + record.run_id
+    out = Delivered(branch=branch)
+    try:
+        title = title_of(record, (run_path / "ticket.md").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        title = title_of(record, "")
+    summary = f"Run {record.run_id} of ticket {record.ticket_id}, delivered by the orchestrator ({reason})."
+    try:
+        _git(clone, "add", "-A")
+        if _git(clone, "diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1:
+            who = [] if _git(clone, "config", "user.email", ok=(0, 1)).stdout.strip() else _IDENTITY
+            _git(clone, *who, "commit", "-q", "-m", title, "-m", summary)
+        out.commit = _git(clone, "rev-parse", "HEAD").stdout.strip()
+        _git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
+    except UserError as exc:
+        out.error = f"push of {branch} failed: {exc}{_kept(run_path, clone)}"
+        return out
+    out.pushed_at = now_iso
+    if record.pr_command:
+        out.pr_url, out.error = _pull_request(clone, record.pr_command, branch, title, summary)
+    return out
+
+
+_IDENTITY = ["-c", "user.name=orchestrator", "-c", "user.email=orchestrator@localhost"]
+
+
+def _kept(run_path: Path, clone: Path) -> str:
+    """Where the undelivered work was kept (the clone's unsaved work, saved into the run folder)."""
+    try:
+        saved = unsaved.save(clone, run_path / UNSAVED, limit_bytes=SAVE_LIMIT)
+    except UserError as exc:
+        return f"; the work stays in the clone ({exc})"
+    return f"; the work is kept in {run_path / UNSAVED}" if saved else "; the work stays in the clone"
+
+
+def _pull_request(clone: Path, argv: list[str], branch: str, title: str, summary: str) -> tuple[str | None, str | None]:
+    """Run `pr_command:` with the branch, title and summary in its environment; (the URL it printed, error)."""
+    env = {**os.environ, **_ENV, "ORCHESTRATOR_BRANCH": branch, "ORCHESTRATOR_TITLE": title}
+    env["ORCHESTRATOR_SUMMARY"] = summary
+    try:
+        p = subprocess.run(
+            argv, cwd=clone, env=env, capture_output=True, text=True, errors="replace", timeout=_TIMEOUT_S
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, redact(f"pr_command could not run: {exc}")[:300]
+    url = _URL.search(p.stdout)
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no output"])[-1]
+        return (url.group(0) if url else None), redact(f"pr_command exited {p.returncode}: {last}")[:300]
+    return (redact(url.group(0)) if url else None), None
+
+
+def _git(clone: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    try:
+        p = subprocess.run(
+            ["git", *args],
+            cwd=clone,
+            env={**os.environ, **_ENV},
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(redact(f"git {args[0]}: {exc}")) from None
+    if p.returncode not in ok:
+        words = [x.strip() for x in p.stderr.splitlines() if x.strip()]
+        said = [x for x in words if x.startswith(("fatal:", "error:", "remote:", " ! ["))] or words[-1:]
+        raise UserError(redact(" ".join(said)[:400] or f"git {args[0]} exited {p.returncode}"))
+    return p
