@@ -48,6 +48,8 @@ STATUS_KEYS = {
     "error",
     "queue_position",
     "evaluating",
+    "setting_up",  # the ticket's setup: runs before the agent (README: setup:)
+    "delivered",  # the work pushed on its branch (README: deliver:)
     "verified",
     "max_usd",
     "max_tokens",
