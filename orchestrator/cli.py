@@ -311,15 +311,9 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
-# each in orchestrator/commands/<name>.py
-for _name, _command in (
-    ("nudge", nudge_command),
-    ("gc", gc_command),
-    ("report", report_command),
-    ("diff", diff_command),
-):
+_COMMANDS: dict[str, Any] = {"nudge": nudge_command, "gc": gc_command, "report": report_command}
+for _name, _command in {**_COMMANDS, "diff": diff_command, "serve": serve_command}.items():  # commands/<name>.py
     app.command(_name)(_command)
-app.command("serve")(serve_command)
 
 
 @app.command()

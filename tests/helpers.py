@@ -112,7 +112,7 @@ def ticket(tmp_path: Path, repo: Path, body: str, name: str = "t1", work: bool =
     (`exit 0`), or `work=False`, changes only what it says it does: nothing changed is `no_change`."""
     fields = {"id": name, "repo": str(repo), "bucket": "small", "agent": "fake", "overrides": FAST}
     fields.update(front)
-    script = body + (f"\nwrite {WORK_FILE} done" if work else "")
+    script = body + (f"\nwrite {WORK_FILE} done" if work and body.strip() else "")  # (no body: a bad ticket)
     path = tmp_path / f"{name}.md"
     path.write_text("---\n" + "".join(f"{k}: {json.dumps(v)}\n" for k, v in fields.items()) + "---\n" + script + "\n")
     return path

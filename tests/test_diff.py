@@ -10,7 +10,8 @@ from tests.helpers import cli, launch, one_line_error, state, ticket, wait
 
 
 def _finished(tmp_path: Path, repo: Path, home: Path, body: str, name: str = "t1") -> str:
-    run_id = launch(ticket(tmp_path, repo, body, name=name, work=False))
+    # not delivered: the work stays uncommitted in the clone (test_delivery.py diffs a delivered run)
+    run_id = launch(ticket(tmp_path, repo, body, name=name, work=False, deliver="none"))
     wait(lambda: state(home, run_id)["state"] not in ("launching", "running"), 60, "the run's end")
     return run_id
 

@@ -26,7 +26,7 @@ def test_launch_detaches_captures_log_and_snapshots(tmp_path: Path, repo: Path, 
             'say {"tool": "Bash", "command": "python tmp_probe.py", "is_error": true}',
         ]
     ).replace("not json at all line", "say not json at all")
-    run_id = launch(ticket(tmp_path, repo, body))
+    run_id = launch(ticket(tmp_path, repo, body, work=False))  # the script as written: its argv is checked
     s = state(home, run_id)
     assert s["state"] == "running", s  # the CLI has exited; the agent goes on
     agent = psutil.Process(s["agent_pid"]["pid"])

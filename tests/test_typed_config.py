@@ -31,9 +31,9 @@ def refused(path: Path, text: str) -> str:
         (
             "heartbeat_seconds: 60\ncolour: red\n",
             "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, daily_max_usd, default_agent, "
-            "executor, gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, heartbeat_seconds, "
-            "max_parallel, max_parallel_per_repo, notify, otlp, prices, stagger_seconds, tickets_dir, watcher_idle_seconds, "
-            "watcher_tick_seconds)",
+            "deliver, executor, gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, "
+            "heartbeat_seconds, max_parallel, max_parallel_per_repo, notify, otlp, pr_command, prices, stagger_seconds, "
+            "tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",

@@ -47,22 +47,18 @@ def diff_command(
 
 
 def _git(clone: Path, *args: str, ok: tuple[int, ...] = (0,)) -> str:
+    from orchestrator.infra import proc
+
     try:
-        p = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=clone,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
+        rc, out, err = proc.run(
+            ["git", "-c", "core.quotepath=off", *args], cwd=clone, check=False, timeout=_GIT_TIMEOUT_S
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except (proc.CommandError, OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"git {args[0]} in {clone}: {exc}") from None
-    if p.returncode not in ok:
-        last = (p.stderr.strip().splitlines() or ["no message"])[-1]
+    if rc not in ok:
+        last = (err.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
         raise UserError(f"git {args[0]} in {clone} failed: {last}")
-    return p.stdout
+    return out.decode(errors="replace")
 
 
 def _origin_head(clone: Path) -> str | None:

@@ -12,12 +12,11 @@ the clone as saved.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
-from orchestrator.infra import unsaved
+from orchestrator.infra import proc, unsaved
 from orchestrator.infra.errors import UserError
 from orchestrator.notify.pages import redact
 from orchestrator.record.model import Delivered, RunRecord
@@ -53,10 +52,10 @@ def deliver(run_path: Path, clone: Path, record: RunRecord, reason: str, now_iso
     summary = f"Run {record.run_id} of ticket {record.ticket_id}, delivered by the orchestrator ({reason})."
     try:
         _git(clone, "add", "-A")
-        if _git(clone, "diff", "--cached", "--quiet", ok=(0, 1)).returncode == 1:
-            who = [] if _git(clone, "config", "user.email", ok=(0, 1)).stdout.strip() else _IDENTITY
+        if _git(clone, "diff", "--cached", "--quiet", ok=(0, 1))[0] == 1:
+            who = [] if _git(clone, "config", "user.email", ok=(0, 1))[1].strip() else _IDENTITY
             _git(clone, *who, "commit", "-q", "-m", title, "-m", summary)
-        out.commit = _git(clone, "rev-parse", "HEAD").stdout.strip()
+        out.commit = _git(clone, "rev-parse", "HEAD")[1].strip()
         _git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{branch}")
     except UserError as exc:
         out.error = f"push of {branch} failed: {exc}{_kept(run_path, clone)}"
@@ -81,37 +80,27 @@ def _kept(run_path: Path, clone: Path) -> str:
 
 def _pull_request(clone: Path, argv: list[str], branch: str, title: str, summary: str) -> tuple[str | None, str | None]:
     """Run `pr_command:` with the branch, title and summary in its environment; (the URL it printed, error)."""
-    env = {**os.environ, **_ENV, "ORCHESTRATOR_BRANCH": branch, "ORCHESTRATOR_TITLE": title}
-    env["ORCHESTRATOR_SUMMARY"] = summary
+    env = {**_ENV, "ORCHESTRATOR_BRANCH": branch, "ORCHESTRATOR_TITLE": title, "ORCHESTRATOR_SUMMARY": summary}
     try:
-        p = subprocess.run(
-            argv, cwd=clone, env=env, capture_output=True, text=True, errors="replace", timeout=_TIMEOUT_S
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        rc, out_b, err_b = proc.run(argv, cwd=clone, env=env, check=False, timeout=_TIMEOUT_S)
+    except (proc.CommandError, OSError, subprocess.TimeoutExpired) as exc:
         return None, redact(f"pr_command could not run: {exc}")[:300]
-    url = _URL.search(p.stdout)
-    if p.returncode != 0:
-        last = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["no output"])[-1]
-        return (url.group(0) if url else None), redact(f"pr_command exited {p.returncode}: {last}")[:300]
+    out, err = out_b.decode(errors="replace"), err_b.decode(errors="replace")
+    url = _URL.search(out)
+    if rc != 0:
+        last = (err.strip().splitlines() or out.strip().splitlines() or ["no output"])[-1]
+        return (redact(url.group(0)) if url else None), redact(f"pr_command exited {rc}: {last}")[:300]
     return (redact(url.group(0)) if url else None), None
 
 
-def _git(clone: Path, *args: str, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+def _git(clone: Path, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
+    """(exit code, stdout) of a git command in the clone; UserError (git's words, redacted) otherwise."""
     try:
-        p = subprocess.run(
-            ["git", *args],
-            cwd=clone,
-            env={**os.environ, **_ENV},
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        rc, out, err = proc.run(["git", *args], cwd=clone, env=_ENV, check=False, timeout=_TIMEOUT_S)
+    except (proc.CommandError, OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(redact(f"git {args[0]}: {exc}")) from None
-    if p.returncode not in ok:
-        words = [x.strip() for x in p.stderr.splitlines() if x.strip()]
+    if rc not in ok:
+        words = [x.strip() for x in err.decode(errors="replace").splitlines() if x.strip()]
         said = [x for x in words if x.startswith(("fatal:", "error:", "remote:", " ! ["))] or words[-1:]
-        raise UserError(redact(" ".join(said)[:400] or f"git {args[0]} exited {p.returncode}"))
-    return p
+        raise UserError(redact(" ".join(said)[:400] or f"git {args[0]} exited {rc}"))
+    return rc, out.decode(errors="replace")

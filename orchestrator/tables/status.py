@@ -221,12 +221,12 @@ def _note(r: dict[str, Any]) -> Text:
         parts.append(Text(printable(str(r["reason"]))))
     if r.get("guidance"):
         parts.append(Text.from_markup(_guidance(r)))
+    if r["state"] == "succeeded" and "verified" in r and r["verified"] is None:
+        parts.append(Text("unverified", style="yellow"))  # the agent's own word: the ticket has no `verify:` check
     if r.get("delivered"):
         d = r["delivered"]
         done = d.get("pr_url") or (f"pushed {d['branch']}" if d.get("pushed_at") else None)
         parts.append(Text(printable(done), style="green") if done else Text("delivery failed", style="red"))
-    if r["state"] == "succeeded" and "verified" in r and r["verified"] is None:
-        parts.append(Text("unverified", style="yellow"))  # the agent's own word: the ticket has no `verify:` check
     # a notice other than the page (an ending's, the budget's...) that has not reached anyone: said, not `-`
     undelivered = [
         k for k, n in (r.get("notices") or {}).items() if k != "spiral" and not n["delivered"] and n["last_error"]
