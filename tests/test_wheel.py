@@ -59,6 +59,8 @@ def _check_wheel(wheel: Path) -> None:
         names = set(z.namelist())
         assert {p.replace(".", "/") + "/__init__.py" for p in _packages()} <= names
         assert z.read("orchestrator/data/buckets.yaml") == (ROOT / "buckets.yaml").read_bytes()
+        give_up = ROOT / "orchestrator" / "data" / "give_up.yaml"  # what runs/endings.py reads
+        assert z.read("orchestrator/data/give_up.yaml") == give_up.read_bytes()
         for case in DEMO_CASES:
             for f in (ROOT / "corpus" / case).iterdir():
                 assert z.read(f"orchestrator/data/demo-cases/{case}/{f.name}") == f.read_bytes()

@@ -14,6 +14,7 @@ With `verify:`, the check decides (runs/supervisor.py), whatever the agent said 
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -65,7 +66,13 @@ def load_give_ups(path: Path = PHRASES_FILE) -> GiveUps:
 
 @cache
 def give_ups() -> GiveUps:
-    return load_give_ups()
+    """The shipped phrasings; none (and a line in the supervisor's log) when the file cannot be read:
+    an ending is still recorded, on the exit and the clone alone."""
+    try:
+        return load_give_ups()
+    except (OSError, ValueError, yaml.YAMLError, AttributeError) as exc:
+        sys.stderr.write(f"endings: {PHRASES_FILE}: {exc}; give-ups are not recognised\n")
+        return GiveUps(())
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
