@@ -68,9 +68,9 @@ def outcome_key(error_key: str | None, failed: bool, output: str, probe_output: 
 class Attempts:
     """The recent attempts of each intent, and whether one of them is stuck."""
 
-    def __init__(self, window: int, repeats: int, max_outcomes: int, batch_s: float = 0.0) -> None:
+    def __init__(self, window: int, repeats: int, max_outcomes: int, batch_s: float = -1.0) -> None:
         self.window, self.repeats, self.max_outcomes = window, repeats, max_outcomes
-        self.batch_s = batch_s  # attempts this close together, one key, were issued at once: one attempt
+        self.batch_s = batch_s  # attempts this close together, one key, were issued at once: one attempt (<0: off)
         self._tries: dict[str, deque[tuple[int, str, str, float]]] = {}  # intent -> (call no., key, command, ts)
         self.calls = 0
 

@@ -126,7 +126,9 @@ class CallWindows:
         self._check: tuple[Facts, Facts | None] | None = None
         # stuck_check: each intent's recent attempts; `made`: files the run created (a probe's output is its result)
         self.attempts = (
-            Attempts(r.stuck_window, r.stuck_repeats, r.stuck_max_outcomes, r.batch_s) if r.stuck_check else None
+            Attempts(r.stuck_window, r.stuck_repeats, r.stuck_max_outcomes, r.batch_s if r.batches else -1.0)
+            if r.stuck_check
+            else None
         )
         self.made: dict[str, None] = {}
         # rules.batches: the last call that failed with an error (its time, tool and error key)
@@ -358,7 +360,7 @@ class CallWindows:
         key = None
         if not call.denied and (call.is_error or request):  # a refused or cancelled call never ran
             key = self._fp.error(call, request)  # (None for a call that passed and is no request)
-        if key is not None and self.rules.batch_s:
+        if key is not None and self.rules.batches:
             last, self._last_failure = self._last_failure, (call.ts, call.tool, key)
             if last is not None and last[1:] == (call.tool, key) and call.ts - last[0] <= self.rules.batch_s:
                 key = None  # a sibling issued with the last one: the agent saw neither result first

@@ -62,7 +62,8 @@ class Rules:
     sustained_min_calls: int = 0
     sustained_min_pace: float = 0.0  # tool calls a minute the loop must keep up while it holds
     wake: bool = False  # replay evaluates as the waking watcher does: also just after each arrival (spiral/walk.py)
-    batch_s: float = 0.0  # calls of one tool this close together were issued at once: one attempt (0: off)
+    batches: bool = False  # calls of one tool issued together that fail alike are one attempt
+    batch_s: float = 0.0  # ...issued at most this many seconds apart (0: the same timestamp)
 
     @property
     def needs_results(self) -> bool:
@@ -180,5 +181,6 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
         sustained_min_calls=vals["sustained"]["min_calls"],
         sustained_min_pace=vals["sustained"]["min_calls_per_min"],
         wake=vals["wake"]["enabled"],
-        batch_s=vals["batches"]["within_seconds"] if vals["batches"]["enabled"] else 0.0,
+        batches=vals["batches"]["enabled"],
+        batch_s=max(0.0, vals["batches"]["within_seconds"]),
     )

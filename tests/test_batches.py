@@ -22,7 +22,7 @@ TEST = {"tool": "Bash", "command": "pytest tests/test_x.py", "exit_code": 1, "ou
 
 def _settings(batches: bool) -> Settings:
     raw = copy.deepcopy(BucketsFile().raw)
-    raw["rules"]["batches"] = {"enabled": batches, "within_seconds": 1}
+    raw["rules"]["batches"] = {"enabled": batches, "within_seconds": 0}  # as shipped: one timestamp
     return Settings.from_mapping(raw)
 
 
@@ -63,4 +63,10 @@ def test_a_check_rerun_in_one_batch_is_one_attempt_of_stuck_check() -> None:
 def test_a_buckets_file_without_the_block_keeps_every_call() -> None:
     raw = copy.deepcopy(BucketsFile().raw)
     del raw["rules"]["batches"]
-    assert Settings.from_mapping(raw).rules.batch_s == 0.0
+    assert Settings.from_mapping(raw).rules.batches is False
+
+
+def test_a_fast_sequential_loop_is_not_a_batch() -> None:
+    # a scripted agent's calls 20 ms apart: each a turn of its own, however quick
+    fast = [(60.0 + 0.02 * i, dict(QUOTA)) for i in range(6)]
+    assert "same_error" in _signals(fast)
