@@ -18,7 +18,7 @@ from msgspec import Meta
 from orchestrator.guidance import ladder
 from orchestrator.guidance.policy import DEFAULT_ANSWER_MIN, DEFAULT_DELIVER_MIN, Policy
 from orchestrator.guidance.wiring import MODES, path_for
-from orchestrator.infra import yamlfile
+from orchestrator.infra import step_forms, yamlfile
 from orchestrator.infra.paths import config_path
 from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, PositiveFloat, Strict, convert, one_of
 from orchestrator.record.model import Rung
@@ -31,6 +31,18 @@ DEFAULT_WATCHER_IDLE_S = 600.0
 DEFAULT_GC_KEEP_DAYS = 7.0
 DEFAULT_GC_KEEP_DAYS_FLAGGED = 30.0
 DELIVER_MODES = ("branch", "none")  # what happens to a succeeded run's work (orchestrator/runs/delivery.py)
+
+
+@dataclass(frozen=True)
+class CloneSteps:
+    """What is done to a run's clone around the agent, as an agent profile or a `repos:` block of
+    config.yaml gives it (a ticket's own keys come first; None: not given here)."""
+
+    copy: tuple[tuple[str, str], ...] | None = None  # (absolute source, path in the clone), before setup
+    setup: tuple[str, ...] | None = None  # argv run in the clone before the agent starts
+    setup_timeout_s: float | None = None
+    deliver: str | None = None  # branch | none
+    pr_command: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,7 @@ class Profile:
     escalation: tuple[Rung, ...] = ()  # the profile's opt-in escalation ladder (orchestrator/guidance/ladder.py)
     max_usd: float | None = None  # spend ceilings for its runs (orchestrator/runs/budget.py)
     max_tokens: int | None = None
+    steps: CloneSteps = CloneSteps()  # copy, setup, deliver, pr_command for its runs
 
 
 # Unattended means no one is there to approve a tool call: the built-in profiles let the
@@ -119,6 +132,8 @@ class UserConfig:
     executor: ExecutorConfig | None = None  # where runs execute (orchestrator/runs/executors); None: here
     deliver: str = "branch"  # a succeeded run's work: pushed on a branch, or left in the clone (runs/delivery.py)
     pr_command: list[str] = field(default_factory=list)  # run in the clone once the branch is pushed
+    repos: dict[str, CloneSteps] = field(default_factory=dict)  # `repos:` blocks, by repo_key() of the repo
+    notify_on: list[str] | None = None  # the events that notify (checked by orchestrator.notify.channels)
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -163,6 +178,21 @@ class _Agent(Strict):
     escalation: Any = None  # checked by orchestrator.guidance.ladder, which owns its keys
     max_usd: Annotated[float, Meta(gt=0, description="must be a positive number of dollars")] | None = None
     max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
+    copy: Any = None  # checked by orchestrator.infra.step_forms
+    setup: Any = None
+    setup_timeout_seconds: PositiveFloat | None = None
+    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None
+    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
+
+
+class _Repo(Strict):
+    """A `repos:` block: the clone steps of every ticket on that repository."""
+
+    copy: Any = None
+    setup: Any = None
+    setup_timeout_seconds: PositiveFloat | None = None
+    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None
+    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
 
 
 class _Price(Strict):
@@ -231,6 +261,8 @@ class _File(Strict):
     executor: Annotated[_Executor, Meta(description="must be a mapping with a kind (local or ray)")] | None = None
     deliver: Annotated[str, one_of(DELIVER_MODES)] = "branch"
     pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
+    repos: Annotated[dict[str, _Repo], Meta(description="must map repositories to their steps")] | None = None
+    notify_on: Any = None  # checked by orchestrator.notify.channels, which owns the event names
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -276,6 +308,7 @@ def load(path: Path | None = None) -> UserConfig:
             escalation=rungs,
             max_usd=agent.max_usd,
             max_tokens=agent.max_tokens,
+            steps=_steps(agent, complaints, ("agents", name), path.parent),
         )
     cfg.guidance = Policy(doc.guidance_deliver_minutes, doc.guidance_answer_minutes)
     cfg.gc_keep_days, cfg.gc_keep_days_flagged = doc.gc_keep_days, doc.gc_keep_days_flagged
@@ -284,6 +317,10 @@ def load(path: Path | None = None) -> UserConfig:
     cfg.default_agent = doc.default_agent or cfg.default_agent
     cfg.notify = doc.notify or {}
     cfg.deliver, cfg.pr_command = doc.deliver, list(doc.pr_command or ())
+    for repo, block in (doc.repos or {}).items():
+        cfg.repos[repo_key(repo, path.parent)] = _steps(block, complaints, ("repos", repo), path.parent)
+    if doc.notify_on is not None:
+        cfg.notify_on = doc.notify_on
     if doc.executor is not None and doc.executor.kind != "local":
         e = doc.executor
         cfg.executor = ExecutorConfig(e.kind, e.address, dict(e.resources or {}))
@@ -298,3 +335,25 @@ def load(path: Path | None = None) -> UserConfig:
         cache_write = p.input if p.cache_write is None else p.cache_write
         cfg.prices[model] = (p.input, p.output, cache_read, cache_write)
     return cfg
+
+
+def _steps(block: _Agent | _Repo, fail: yamlfile.Complaints, where: tuple[str, ...], base: Path) -> CloneSteps:
+    setup = step_forms.command_argv(block.setup, fail, (*where, "setup"), "setup")
+    copy = step_forms.copy_items(block.copy, fail, (*where, "copy"), "copy", base)
+    return CloneSteps(
+        copy=tuple(copy) if copy else None,
+        setup=tuple(setup) if setup else None,
+        setup_timeout_s=block.setup_timeout_seconds,
+        deliver=block.deliver,
+        pr_command=tuple(block.pr_command) if block.pr_command else None,
+    )
+
+
+def repo_key(repo: str, base: Path | None = None) -> str:
+    """One spelling of a repository, for matching a ticket's `repo:` with a `repos:` block: a local
+    path made absolute (from `base` when relative), a URL without its trailing `/` or `.git`."""
+    repo = repo.strip()
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", repo) or re.match(r"^[^/]*:", repo):
+        return repo.rstrip("/").removesuffix(".git")
+    path = Path(os.path.expanduser(repo))
+    return os.path.realpath(path if path.is_absolute() or base is None else base / path)

@@ -37,3 +37,19 @@ def test_a_target_apprise_cannot_use_is_refused_by_launch_and_said_by_watch(
     assert w.returncode == 0 and "warning: " in w.stderr and "jsn://..." in w.stderr and "s3cretpw" not in w.stderr
     write_config(home, notify={"apprise_config": str(tmp_path / "missing.yml")})
     one_line_error(cli("launch", str(ticket(tmp_path, repo, "exit 0"))), "cannot read the apprise config")
+
+
+def test_notify_on_is_the_top_level_name_of_the_events_that_notify(tmp_path: Path, home: Path) -> None:
+    import json
+
+    from orchestrator import config
+    from orchestrator.notify.channels import from_config
+
+    cfg_file = home / "config.yaml"
+    base = json.loads(cfg_file.read_text())
+    cfg_file.write_text(json.dumps({**base, "notify_on": ["succeeded", "gave_up"]}))
+    assert from_config(config.load(cfg_file)).events == ("succeeded", "gave_up")
+    cfg_file.write_text(json.dumps({**base, "notify_on": ["won"]}))
+    one_line_error(cli("status"), "notify_on must list events among spiral,")
+    cfg_file.write_text(json.dumps({**base, "notify_on": ["failed"], "notify": {"events": ["failed"]}}))
+    one_line_error(cli("watch", "--once"), "notify_on and notify.events say the same thing")

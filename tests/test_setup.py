@@ -4,6 +4,7 @@ failure ends the run `failed` with its last lines and no agent, `status` says `s
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from tests.helpers import cli, launch, one_line_error, state, ticket, wait
@@ -53,3 +54,67 @@ def test_status_says_setting_up_while_it_runs(tmp_path: Path, repo: Path, home: 
 def test_a_bad_setup_is_a_one_line_error(tmp_path: Path, repo: Path, home: Path) -> None:
     one_line_error(cli("launch", str(ticket(tmp_path, repo, "x", setup=[]))), "setup must be a command")
     one_line_error(cli("launch", str(ticket(tmp_path, repo, "x", name="t2", setup=["ok", 3]))), "setup[1]")
+
+
+def _config(home: Path, **top: object) -> None:
+    """The test config.yaml, with keys added at its top level (and to the fake profile: `profile`)."""
+    cfg = json.loads((home / "config.yaml").read_text())
+    cfg["agents"]["fake"].update(top.pop("profile", {}))  # type: ignore[call-overload]
+    cfg.update(top)
+    (home / "config.yaml").write_text(json.dumps(cfg))
+
+
+def test_copy_brings_files_in_before_setup_and_git_never_sees_them(tmp_path: Path, repo: Path, home: Path) -> None:
+    outside = tmp_path / "secrets"
+    outside.mkdir()
+    (outside / "app.env").write_text("TOKEN=not-for-git\n")
+    (outside / "fixtures").mkdir()
+    (outside / "fixtures" / "big.json").write_text("{}\n")
+    copy = [str(outside / "app.env"), {"from": "secrets/fixtures", "to": "data/fixtures"}]  # (relative: the ticket's folder)
+    # set-up sees the copies (it runs after them); the agent changes nothing else: only git's view decides
+    run_id = launch(ticket(tmp_path, repo, "write seen.txt ok", work=False, copy=copy, setup="cat app.env"))
+    s = _ended(home, run_id)
+    assert s["state"] == "succeeded", s
+    clone = home / "runs" / run_id / "clone"
+    assert (clone / "app.env").read_text() == "TOKEN=not-for-git\n"
+    assert (clone / "data" / "fixtures" / "big.json").is_file()
+    assert "TOKEN=not-for-git" in (home / "runs" / run_id / "setup.log").read_text()
+    # delivered: the branch holds the agent's work, and neither copy
+    pushed = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", s["delivered"]["branch"]], cwd=repo, capture_output=True, text=True
+    ).stdout
+    assert "seen.txt" in pushed and "app.env" not in pushed and "big.json" not in pushed
+    assert "app.env" not in cli("diff", run_id, "--stat").stdout
+
+
+def test_a_copy_is_refused_over_a_tracked_file_or_from_nowhere(tmp_path: Path, repo: Path, home: Path) -> None:
+    source = tmp_path / "run_tests.sh"
+    source.write_text("not the repo's\n")
+    run_id = launch(ticket(tmp_path, repo, "write x.txt y", copy=[str(source)]))  # the sample repo tracks it
+    s = _ended(home, run_id)
+    assert s["state"] == "failed" and s["reason"].startswith("copy: run_tests.sh is tracked in the repository"), s
+    assert s["agent_pid"] is None
+    gone = str(tmp_path / "nowhere.env")
+    one_line_error(cli("launch", str(ticket(tmp_path, repo, "x", name="t2", copy=[gone]))), f"copy: {gone}: no such")
+
+
+def test_profile_and_repo_blocks_give_steps_the_ticket_does_not(tmp_path: Path, repo: Path, home: Path) -> None:
+    outside_env = tmp_path / "elsewhere.env"
+    outside_env.write_text("A=1\n")
+    _config(
+        home,
+        repos={str(repo): {"setup": "echo from-the-repo-block > repo-setup.txt", "copy": [str(outside_env)]}},
+        profile={"deliver": "none"},
+    )
+    run_id = launch(ticket(tmp_path, repo, "write out.txt ok"))
+    s = _ended(home, run_id)
+    assert s["state"] == "succeeded", s
+    clone = home / "runs" / run_id / "clone"
+    assert (clone / "repo-setup.txt").read_text() == "from-the-repo-block\n" and (clone / "elsewhere.env").is_file()
+    assert s["deliver"] == "none" and s["delivered"] is None  # the profile's deliver: none
+    # the ticket's own keys come first
+    run_id = launch(ticket(tmp_path, repo, "write out.txt ok", name="t2", setup="echo own > own.txt", deliver="branch"))
+    s = _ended(home, run_id)
+    clone = home / "runs" / run_id / "clone"
+    assert (clone / "own.txt").is_file() and not (clone / "repo-setup.txt").exists()
+    assert s["delivered"]["pushed_at"] is not None, s

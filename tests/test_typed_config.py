@@ -32,15 +32,31 @@ def refused(path: Path, text: str) -> str:
             "heartbeat_seconds: 60\ncolour: red\n",
             "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, daily_max_usd, default_agent, "
             "deliver, executor, gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, "
-            "heartbeat_seconds, max_parallel, max_parallel_per_repo, notify, otlp, pr_command, prices, stagger_seconds, "
-            "tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
+            "heartbeat_seconds, max_parallel, max_parallel_per_repo, notify, notify_on, otlp, pr_command, prices, repos, "
+            "stagger_seconds, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",
-            "config.yaml:4: unknown key 'agents.x.colour' (known: command, env, escalation, format, guidance, max_tokens, "
-            "max_usd, model, prompt, "
-            "version_command)",
+            "config.yaml:4: unknown key 'agents.x.colour' (known: command, copy, deliver, env, escalation, format, guidance, "
+            "max_tokens, max_usd, model, pr_command, prompt, setup, setup_timeout_seconds, version_command)",
         ),
+        (
+            "repos:\n  /srv/app:\n    setup: ''\n",
+            "config.yaml:3: setup must be a non-empty command with no NUL bytes (leave the key out for none)",
+        ),
+        (
+            "repos:\n  /srv/app:\n    copy:\n    - {from: a.env, to: ../x}\n",
+            "config.yaml:4: copy[0]: the destination '../x' must be a relative path inside the clone",
+        ),
+        (
+            "repos:\n  /srv/app:\n    copy:\n    - {from: a.env, to: .git/hooks/pre-commit}\n",
+            "config.yaml:4: copy[0]: the destination '.git/hooks/pre-commit' is inside .git",
+        ),
+        (
+            "agents:\n  x:\n    command: [a]\n    copy: .env\n",
+            "config.yaml:4: copy must be a list of paths, or of {from: PATH, to: PATH IN THE CLONE}",
+        ),
+        ("repos:\n  /srv/app:\n    deliver: pr\n", "config.yaml:3: repos./srv/app.deliver must be one of branch, none, got 'pr'"),
         ("heartbeat_seconds: true\n", "config.yaml:1: heartbeat_seconds must be a positive number, got true"),
         ("heartbeat_seconds: '60'\n", "config.yaml:1: heartbeat_seconds must be a positive number, got '60'"),
         ("heartbeat_seconds: -5\n", "config.yaml:1: heartbeat_seconds must be a positive number, got -5"),

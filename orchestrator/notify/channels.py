@@ -306,6 +306,13 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
         if not isinstance(events, list) or any(e not in EVENTS for e in events):
             raise fail(("events",), f"notify.events must list events among {', '.join(EVENTS)}")
         n.events = tuple(events)
+    if cfg.notify_on is not None:  # the top-level spelling of notify.events
+        where = f"{cfg.path}:{yamlfile.line_of(lines, ('notify_on',))}"
+        if "events" in raw:
+            raise UserError(f"{where}: notify_on and notify.events say the same thing: keep one")
+        if not isinstance(cfg.notify_on, list) or any(e not in EVENTS for e in cfg.notify_on):
+            raise UserError(f"{where}: notify_on must list events among {', '.join(EVENTS)}")
+        n.events = tuple(cfg.notify_on)
     if "command" in raw:
         cmd = raw["command"]
         if not isinstance(cmd, list) or not cmd or not all(isinstance(c, str) and c for c in cmd):

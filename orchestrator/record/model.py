@@ -308,6 +308,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     verify: list[str] = []
     verify_timeout_s: PositiveFloat = 600.0
     setup: list[str] = []  # the ticket's `setup:`, run in the clone before the agent (runs/checks.py)
+    copy: list[list[str]] = []  # `copy:` as [source, path in the clone] pairs, copied in before setup
     setup_timeout_s: PositiveFloat = 600.0
     agent_claim: AgentClaim | None = None
     verify_result: VerifyResult | None = None

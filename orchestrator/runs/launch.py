@@ -24,7 +24,7 @@ from orchestrator.notify.channels import check_targets, from_config
 from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import QUEUED, Placement, RunRecord
-from orchestrator.runs import fleet, tickets
+from orchestrator.runs import clone_steps, fleet, tickets
 from orchestrator.runs.agent_command import AgentCommand, agent_command
 from orchestrator.runs.executors import base as executors
 from orchestrator.runs.watch import ensure_watcher
@@ -93,6 +93,7 @@ def _new_run_dir(ticket_id: str) -> RunDir:
 
 def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserConfig, buckets: BucketsFile) -> RunRecord:
     settings = buckets.with_overrides(ticket.overrides, str(ticket.path), ticket.lines, ("overrides",))
+    steps = clone_steps.for_ticket(ticket, cfg)
     now = state_file.utcnow()
     return RunRecord(
         run_id=run_id,
@@ -122,10 +123,11 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         escalation=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation),
         verify=list(ticket.verify),  # the ticket's check, frozen like the settings
         verify_timeout_s=ticket.verify_timeout_s,
-        setup=list(ticket.setup),
-        setup_timeout_s=ticket.setup_timeout_s,
-        deliver=ticket.deliver or cfg.deliver,
-        pr_command=list(ticket.pr_command if ticket.pr_command is not None else cfg.pr_command),
+        copy=[list(item) for item in steps.copy or ()],
+        setup=list(steps.setup or ()),
+        setup_timeout_s=steps.setup_timeout_s or tickets.VERIFY_TIMEOUT_S,
+        deliver=steps.deliver,
+        pr_command=list(steps.pr_command or ()),
         # the run is judged by the settings it launched with, whatever buckets.yaml becomes later
         settings=merge(buckets.raw, ticket.overrides) if ticket.overrides else buckets.raw,
         state=QUEUED,
@@ -205,7 +207,7 @@ def launch_many(
 
 
 def _setting_up(record: RunRecord) -> bool:
-    return bool(record.setup) and record.supervisor is not None
+    return bool(record.setup or record.copy) and record.supervisor is not None
 
 
 def _agent_started(record: RunRecord) -> bool:
@@ -241,6 +243,8 @@ def _checked(ref: str, cfg: UserConfig) -> tuple[tickets.Ticket, str | None]:
             f"{ticket.path}: {' and '.join(ceilings)} cannot be held: agent {ticket.agent!r} logs in the "
             f"{cmd.format!r} format, which reports no token usage (remove the ceiling, or use an agent whose log does)"
         )
+    if (missing := clone_steps.missing_copy_source(clone_steps.for_ticket(ticket, cfg))) is not None:
+        raise UserError(f"{ticket.path}: copy: {missing}: no such file or folder to copy into the clone")
     return ticket, check_agent(ticket.agent, cmd)
 
 

@@ -32,6 +32,7 @@ from orchestrator.record.model import ENDED, AgentClaim, AgentReport, Delivered,
 from orchestrator.runs import delivery, endings
 from orchestrator.runs.capture import WriteTrouble, capture
 from orchestrator.runs.checks import SETUP_LOG, setup_failed, stop_asked, verdict, verify
+from orchestrator.runs.copy_in import copy_in
 from orchestrator.runs.overdue import past_stuck
 from spiral.outcome import Outcome
 
@@ -146,6 +147,9 @@ def supervise(run_dir: Path, admission: int | None = None) -> int:
         return 0
     proc.become_subreaper()  # what the agent abandons is adopted here, to be ended with the agent
     clock = RunClock.of(record)
+    if record.copy and (why := copy_in(rd.clone, record.copy)) is not None:  # files from outside the repo
+        _finish(rd, clock, "failed", why)
+        return 1
     if record.setup:  # the ticket's set-up, in the clone, before the agent exists: a failure ends the run
         done = verify(rd, record.setup, record.setup_timeout_s, SETUP_LOG)
         why = "stopped during setup" if done is None else setup_failed(done, record.setup_timeout_s)

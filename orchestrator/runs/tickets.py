@@ -13,7 +13,7 @@ from msgspec import Meta
 from orchestrator.config import DELIVER_MODES, UserConfig
 from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.guidance import ladder
-from orchestrator.infra import yamlfile
+from orchestrator.infra import step_forms, yamlfile
 from orchestrator.infra.errors import UserError, read_text
 from orchestrator.infra.typed_yaml import FreeMapping, Paths, PositiveFloat, Strict, convert, one_of
 from orchestrator.record.layout import CaseFiles
@@ -73,7 +73,8 @@ class Ticket:
     verify: list[str] = field(default_factory=list)  # the check run in the clone after the agent exits 0 (argv)
     verify_timeout_s: float = VERIFY_TIMEOUT_S
     setup: list[str] = field(default_factory=list)  # run in the clone before the agent starts (argv)
-    setup_timeout_s: float = VERIFY_TIMEOUT_S
+    setup_timeout_s: float | None = None  # None: the profile's or the repo block's, else VERIFY_TIMEOUT_S
+    copy: list[tuple[str, str]] = field(default_factory=list)  # (source, path in the clone), before setup
     deliver: str | None = None  # branch | none (runs/delivery.py); None: config.yaml's
     pr_command: list[str] | None = None
     text: str = ""
@@ -96,31 +97,13 @@ class _Front(Strict):
     escalation: Any = None
     max_usd: Annotated[float, Meta(gt=0, description="must be a positive number of dollars")] | None = None
     max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
-    verify: Any = None  # an argv, or a string run by `sh -c`: checked by verify_argv
+    verify: Any = None  # an argv, or a string run by `sh -c`: checked by step_forms.command_argv
     verify_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
     setup: Any = None  # run in the clone before the agent starts: the same forms as verify
     deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None  # None: config.yaml's (default branch)
     pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
-    setup_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
-
-
-_VERIFY_FORMS = "must be a command: a list of strings (an argv, run without a shell) or one string (run by sh -c)"
-
-
-def verify_argv(value: Any, fail: yamlfile.Complaints, key: str = "verify") -> list[str]:
-    """The ticket's `verify:` (or `setup:`) as an argv: a list of strings as is, a string as `sh -c TEXT`."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        if not value.strip() or "\x00" in value:
-            raise fail((key,), f"{key} must be a non-empty command with no NUL bytes (leave the key out for none)")
-        return ["sh", "-c", value]
-    if not isinstance(value, list) or not value:
-        raise fail((key,), f"{key} {_VERIFY_FORMS}")
-    for i, word in enumerate(value):
-        if not isinstance(word, str) or not word or "\x00" in word:
-            raise fail((key, i), f"{key}[{i}] must be a non-empty string ({key} {_VERIFY_FORMS})")
-    return list(value)
+    setup_timeout_seconds: PositiveFloat | None = None
+    copy: Any = None  # files from outside the repository, into the clone before setup: checked by step_forms
 
 
 def resolve(ref: str, cfg: UserConfig) -> Path:
@@ -183,8 +166,9 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
             escalation = ladder.parse(front_matter.escalation)
         except ladder.LadderError as exc:
             raise fail(exc.path, exc.message) from None
-    verify = verify_argv(front_matter.verify, fail)
-    setup = verify_argv(front_matter.setup, fail, "setup")
+    verify = step_forms.command_argv(front_matter.verify, fail, ("verify",), "verify")
+    setup = step_forms.command_argv(front_matter.setup, fail, ("setup",), "setup")
+    copy = step_forms.copy_items(front_matter.copy, fail, ("copy",), "copy", path.parent.resolve())
     repo = local_repo(front_matter.repo.strip())  # checked last: the front matter's own errors come first
     if repo is not None and not repo.exists():
         raise fail(("repo",), f"repo {front_matter.repo.strip()[:60]!r}: no such folder ({repo})")
@@ -208,6 +192,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         verify_timeout_s=front_matter.verify_timeout_seconds,
         setup=setup,
         setup_timeout_s=front_matter.setup_timeout_seconds,
+        copy=copy,
         deliver=front_matter.deliver,
         pr_command=front_matter.pr_command,
         text=text,

@@ -67,7 +67,7 @@ class RunView:
             "notices": notices,
             "delivered": msgspec.to_builtins(r.delivered) if r.delivered is not None else None,
             # the ticket's `setup:` is running: the run is launching, its agent not started yet
-            "setting_up": bool(r.setup) and r.state == "launching" and r.agent_pid is None,
+            "setting_up": bool(r.setup or r.copy) and r.state == "launching" and r.agent_pid is None,
             "provider": msgspec.to_builtins(r.provider) if r.provider is not None else None,
             "hints": list(r.hints),
             "last_activity_s": None if self.last_activity_s is None else round(self.last_activity_s, 1),
