@@ -70,7 +70,10 @@ def test_copy_brings_files_in_before_setup_and_git_never_sees_them(tmp_path: Pat
     (outside / "app.env").write_text("TOKEN=not-for-git\n")
     (outside / "fixtures").mkdir()
     (outside / "fixtures" / "big.json").write_text("{}\n")
-    copy = [str(outside / "app.env"), {"from": "secrets/fixtures", "to": "data/fixtures"}]  # (relative: the ticket's folder)
+    copy = [
+        str(outside / "app.env"),
+        {"from": "secrets/fixtures", "to": "data/fixtures"},
+    ]  # (relative: the ticket's folder)
     # set-up sees the copies (it runs after them); the agent changes nothing else: only git's view decides
     run_id = launch(ticket(tmp_path, repo, "write seen.txt ok", work=False, copy=copy, setup="cat app.env"))
     s = _ended(home, run_id)

@@ -56,7 +56,10 @@ def refused(path: Path, text: str) -> str:
             "agents:\n  x:\n    command: [a]\n    copy: .env\n",
             "config.yaml:4: copy must be a list of paths, or of {from: PATH, to: PATH IN THE CLONE}",
         ),
-        ("repos:\n  /srv/app:\n    deliver: pr\n", "config.yaml:3: repos./srv/app.deliver must be one of branch, none, got 'pr'"),
+        (
+            "repos:\n  /srv/app:\n    deliver: pr\n",
+            "config.yaml:3: repos./srv/app.deliver must be one of branch, none, got 'pr'",
+        ),
         ("heartbeat_seconds: true\n", "config.yaml:1: heartbeat_seconds must be a positive number, got true"),
         ("heartbeat_seconds: '60'\n", "config.yaml:1: heartbeat_seconds must be a positive number, got '60'"),
         ("heartbeat_seconds: -5\n", "config.yaml:1: heartbeat_seconds must be a positive number, got -5"),
