@@ -92,6 +92,10 @@ HISTORY_RUN_KEYS = {
     "tripped_at_min",
     "notified",
     "signals",
+    "delivered_branch",
+    "pushed_at",
+    "pr_url",
+    "delivery_error",
 }
 HISTORY_BY_KEYS = {"version", "by", "groups"}
 HISTORY_GROUP_KEYS = {

@@ -49,6 +49,14 @@ def test_the_work_arrives_on_its_branch_and_the_clone_counts_as_saved(tmp_path: 
     age(home, run_id, 9)
     [c] = run_gc()["clones"]
     assert c["removed"] and c["saved"] == [] and (c["unsaved_paths"], c["unsaved_commits"]) == (0, 0), c
+    # the clone is gone: diff reads the delivered branch back from the repository
+    after = cli("diff", run_id)
+    assert after.returncode == 0 and "+FEATURE = 1" in after.stdout, after.stderr
+    assert "src/feature.py | 1 +" in cli("diff", run_id, "--stat").stdout
+    [row] = json.loads(cli("history", "--json").stdout)["runs"]
+    assert (row["delivered_branch"], row["pr_url"], row["delivery_error"]) == (branch, None, None), row
+    assert row["pushed_at"] is not None
+    assert "pushed" in cli("history").stdout
 
 
 def test_deliver_none_leaves_the_work_in_the_clone(tmp_path: Path, repo: Path, home: Path) -> None:
@@ -77,6 +85,24 @@ def test_a_rejected_push_is_named_and_the_work_is_kept(tmp_path: Path, repo: Pat
     kept = home / "runs" / run_id / "unsaved"
     assert (kept / "commits.bundle").is_file(), sorted(p.name for p in kept.iterdir()) if kept.exists() else kept
     assert "delivery failed" in cli("status").stdout
+    # once gc has removed the clone, diff reads the kept bundle (on top of the repository's commits)
+    age(home, run_id, 40)
+    run_gc()
+    assert not (home / "runs" / run_id / "clone").exists()
+    after = cli("diff", run_id)
+    assert after.returncode == 0 and "+FEATURE = 1" in after.stdout and "(from " in after.stdout, after.stderr
+    assert "push failed" in cli("history").stdout
+
+
+def test_diff_after_gc_reads_the_patch_gc_kept(tmp_path: Path, repo: Path, home: Path) -> None:
+    run_id = launch(ticket(tmp_path, repo, WORK + "\n", work=False, deliver="none"))
+    assert _ended(home, run_id)["state"] == "succeeded"
+    age(home, run_id, 9)
+    [c] = run_gc()["clones"]
+    assert c["removed"] and c["saved"], c
+    stat = cli("diff", run_id, "--stat")
+    assert stat.returncode == 0 and "src/feature.py" in stat.stdout, (stat.stdout, stat.stderr)
+    assert "+FEATURE = 1" in cli("diff", run_id).stdout
 
 
 def test_pr_command_gets_the_branch_and_its_url_is_recorded(tmp_path: Path, repo: Path, home: Path) -> None:

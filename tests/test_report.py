@@ -15,8 +15,9 @@ SPIRAL = CORPUS / "spiral-001-fixture-shim"
 HEALTHY = CORPUS / "healthy-001-steady-feature"
 
 
-def spiral_run(run_id: str = "demo-fixture-shim-1") -> Path:
-    """A run folder holding the demo's spiral recording, its record as the live watcher left it."""
+def spiral_run(run_id: str = "demo-fixture-shim-1", **more: object) -> Path:
+    """A run folder holding the demo's spiral recording, its record as the live watcher left it (its
+    page sent, unless `more` says otherwise)."""
     d = orchestrator_home() / "runs" / run_id
     shutil.copytree(SPIRAL, d)
     record = {
@@ -33,10 +34,12 @@ def spiral_run(run_id: str = "demo-fixture-shim-1") -> Path:
         "spiral": {
             "tripped_in_soft_band": True,
             "tripped_at_min": 70.0,
+            "notified": True,
             "page_signals": ["debris", "repetition"],
             "page_evidence": ["2 debris files in the clone", "1.6x expected wall-clock"],
         },
     }
+    record.update(more)
     (d / "state.json").write_text(json.dumps(record))
     return d
 
@@ -74,6 +77,28 @@ def test_a_run_folder_is_marked_from_its_record() -> None:
     assert tl.ending is not None and (tl.ending.label, tl.ending.at_min) == ("stalled", 85.0)
     assert tl.evidence == ["2 debris files in the clone", "1.6x expected wall-clock"]  # what the page said
     assert tl.regions[-1][0] == "stuck" and tl.end_min == 85.0
+
+
+def test_a_page_that_never_left_is_not_drawn_as_sent_and_the_delivery_is_a_fact() -> None:
+    spiral = {"tripped_in_soft_band": True, "tripped_at_min": 70.0, "page_signals": ["debris"]}
+    failed = {"attempts": 20, "gave_up": True, "last_error": "json://127.0.0.1:9/x: connection refused"}
+    tl = run_timeline(spiral_run("r-undelivered", spiral=spiral, notices={"spiral": failed}))
+    assert [p.label for p in tl.pages] == ["page (undelivered)"]
+    assert "not delivered: json://127.0.0.1:9/x: connection refused" in tl.pages[0].detail
+    assert [p.label for p in run_timeline(spiral_run("r-unsent", spiral=spiral)).pages] == ["page (not sent)"]
+    html = render_run(spiral_run("r-html", spiral=spiral, notices={"spiral": failed}))
+    assert "page (undelivered) at 70 min" in html and "page at 70 min" not in html
+    delivered = {
+        "branch": "orchestrator/t-1",
+        "commit": "0123456789abcdef",
+        "pushed_at": "2026-05-20T10:25:00Z",
+        "pr_url": "https://example.test/pr/7",
+    }
+    tl = run_timeline(spiral_run("r-delivered", state="succeeded", reason="agent exited 0", delivered=delivered))
+    assert "delivered: orchestrator/t-1 at 0123456789ab pushed 2026-05-20T10:25:00Z, PR https://example.test/pr/7" in tl.facts
+    rejected = {"branch": "orchestrator/t-1", "error": "push of orchestrator/t-1 failed: remote: no"}
+    tl = run_timeline(spiral_run("r-rejected", delivered=rejected))
+    assert "delivery: orchestrator/t-1 not pushed: push of orchestrator/t-1 failed: remote: no" in tl.facts
 
 
 def test_the_html_is_self_contained() -> None:

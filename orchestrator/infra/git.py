@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -93,3 +94,19 @@ def snapshot(clone_dir: Path) -> tuple[str, dict[str, str]]:
         if rc == 0 and len(ids) == len(paths):
             hashes = dict(zip(paths, ids, strict=False))
     return text, hashes
+
+
+def call(
+    cwd: Path, *args: str, ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None, timeout: float = 300.0
+) -> tuple[int, str]:
+    """(exit code, stdout) of `git ARGS` in `cwd`; a UserError in git's own words (redacted: a URL may
+    hold a password) when it cannot run or exits with a code not in `ok`."""
+    try:
+        rc, out, err = proc.run(["git", *args], cwd=cwd, env=env, check=False, timeout=timeout)
+    except (proc.CommandError, OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(redact(f"git {args[0]}: {exc}")) from None
+    if rc not in ok:
+        words = [x.strip() for x in err.decode(errors="replace").splitlines() if x.strip()]
+        said = [x for x in words if x.startswith(("fatal:", "error:", "remote:", " ! ["))] or words[-1:]
+        raise UserError(redact(" ".join(said)[:400] or f"git {args[0]} exited {rc}"))
+    return rc, out.decode(errors="replace")

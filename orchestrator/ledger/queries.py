@@ -35,6 +35,7 @@ def history(*, since: datetime | None, ticket: str | None, state: str | None, li
         SELECT r.run_id, r.ticket_id, r.bucket, r.agent, r.state, r.reason, r.created_at, r.wall_min,
                r.tool_calls, r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens AS tokens,
                r.cost_usd, r.unpriced_models, r.tripped_at_min, r.notified,
+               r.delivered_branch, r.pushed_at, r.pr_url, r.delivery_error,
                coalesce((SELECT list(s.signal ORDER BY s.signal) FROM signals s WHERE s.run_id = r.run_id), []) AS signals
         FROM runs r {"WHERE " + " AND ".join(where) if where else ""}
         ORDER BY r.created_at DESC NULLS LAST, r.run_id DESC LIMIT {int(limit)}"""

@@ -13,6 +13,7 @@ from orchestrator.ledger import prices as pricing
 from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
+from orchestrator.record.model import Delivered
 from spiral.adapters import make_adapter
 from spiral.timestamps import parse_ts
 
@@ -111,6 +112,7 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
         "cache_write_tokens": totals[3],
         "cost_usd": cost,
         "unpriced_models": ",".join(unpriced) or None,
+        **_delivery(record.delivered),
     }
     seen = set(spiral.signals_seen) | set(record.hints)
     paged = set(spiral.page_signals)
@@ -140,3 +142,14 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
     ]
     escalations = [(e.rung, e.action, _when(e.at), e.at_min, e.why, e.guidance_id) for e in record.escalations]
     return LedgerRows(row, signals, notices, ending, guidance, escalations)
+
+
+def _delivery(d: Delivered | None) -> dict[str, Any]:
+    """The `runs` table's delivery columns (all null: nothing was delivered, or it was not tried)."""
+    return {
+        "delivered_branch": d.branch if d else None,
+        "delivered_commit": d.commit if d else None,
+        "pushed_at": _when(d.pushed_at) if d else None,
+        "pr_url": d.pr_url if d else None,
+        "delivery_error": d.error if d else None,
+    }

@@ -25,7 +25,7 @@ from orchestrator.ledger.prices import fingerprint as prices_fingerprint
 from orchestrator.ledger.rows import LedgerRows, read_run
 from orchestrator.record.layout import RunDir
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 OPEN_RETRY_S = 10.0
 
 # Each entry migrates the schema from version i to i + 1.
@@ -64,6 +64,15 @@ MIGRATIONS: list[str] = [
                               why VARCHAR, guidance_id VARCHAR);
     DELETE FROM meta WHERE key = 'prices';
     """,
+    # 4: the run's work handed back (issue 34, `deliver:`): its branch, commit, push and PR, or why not.
+    """
+    ALTER TABLE runs ADD COLUMN delivered_branch VARCHAR;
+    ALTER TABLE runs ADD COLUMN delivered_commit VARCHAR;
+    ALTER TABLE runs ADD COLUMN pushed_at TIMESTAMP;
+    ALTER TABLE runs ADD COLUMN pr_url VARCHAR;
+    ALTER TABLE runs ADD COLUMN delivery_error VARCHAR;
+    DELETE FROM meta WHERE key = 'prices';
+    """,
 ]
 
 RUN_COLUMNS = [
@@ -92,6 +101,11 @@ RUN_COLUMNS = [
     "cache_write_tokens",
     "cost_usd",
     "unpriced_models",
+    "delivered_branch",
+    "delivered_commit",
+    "pushed_at",
+    "pr_url",
+    "delivery_error",
 ]
 
 

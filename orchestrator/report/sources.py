@@ -8,10 +8,12 @@ from pathlib import Path
 from orchestrator.buckets import BucketsFile
 from orchestrator.corpus.case import load_case
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.redaction import redact_cut
 from orchestrator.ledger import prices
 from orchestrator.record import state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import CaseFiles, RunDir
+from orchestrator.record.model import Delivered, Notice
 from orchestrator.report.timeline import Mark, Timeline
 from orchestrator.report.walk import case_settings, walk
 from spiral.settings import Settings, SettingsError
@@ -69,21 +71,44 @@ def run_timeline(
         usd = f", ${spend.cost_usd:.2f}" if spend.cost_usd is not None else " (unpriced)"
         tl.facts.append(f"spend: {spend.tokens:,} tokens{usd}")
     if spiral.tripped_in_soft_band and spiral.tripped_at_min is not None:
-        tl.pages.append(Mark(w.minute(spiral.tripped_at_min), "page", ", ".join(spiral.page_signals)))
+        label, why = _page_label("page", record.notices.get("spiral"), spiral.notified)
+        tl.pages.append(Mark(w.minute(spiral.tripped_at_min), label, ", ".join(spiral.page_signals) + why))
         if spiral.page_evidence:  # what the page itself said (redacted when it was recorded)
             tl.evidence, tl.evidence_at_min = list(spiral.page_evidence), tl.pages[0].at_min
     elif w.first_page is not None:  # the record has no page (an older run, or it ended first): replay's
         tl.pages.append(Mark(w.minute(w.first_page.elapsed_min), "would page", ", ".join(w.first_page.signals)))
     for ep in spiral.episodes:
         if ep.tripped_at_min is not None:
-            tl.pages.append(Mark(w.minute(ep.tripped_at_min), f"page {ep.n}", ", ".join(ep.signals)))
+            label, why = _page_label(f"page {ep.n}", record.notices.get(f"spiral-{ep.n}"), False)
+            tl.pages.append(Mark(w.minute(ep.tripped_at_min), label, ", ".join(ep.signals) + why))
     for g in record.guidance:
         if g.received_at_min is not None:
             tl.guidance.append(Mark(w.minute(g.received_at_min), f"guidance {g.kind}", f"{g.id} by {g.by}: {g.text}"))
         elif g.undelivered and g.queued_at_min is not None:
             tl.guidance.append(Mark(g.queued_at_min, "guidance not received", f"{g.id}: {g.undelivered}"))
     tl.ending = Mark(tl.end_min, record.state if record.ended else f"{record.state} (now)", record.reason or "")
+    if record.delivered is not None:
+        tl.facts.append(delivery_fact(record.delivered))
     return tl
+
+
+def _page_label(name: str, notice: Notice | None, notified: bool) -> tuple[str, str]:
+    """(label, what to add to its detail) of a page as it went out: only a sent page is plain `page`;
+    one that could not be sent says so, and why."""
+    if notified or (notice is not None and notice.delivered):
+        return name, ""
+    if notice is not None and (notice.gave_up or notice.last_error):
+        return f"{name} (undelivered)", f" | not delivered: {redact_cut(notice.last_error or 'given up')[:200]}"
+    return f"{name} (not sent)", " | not sent: due, or no notification target"
+
+
+def delivery_fact(d: Delivered) -> str:
+    """The run's work handed back, in one line: the branch pushed (and its PR), or why it was not."""
+    if d.pushed_at is None:
+        return f"delivery: {d.branch} not pushed: {d.error or 'unknown'}"
+    pr = f", PR {d.pr_url}" if d.pr_url else ""
+    failed = f" ({d.error})" if d.error else ""
+    return f"delivered: {d.branch} at {(d.commit or '')[:12]} pushed {d.pushed_at}{pr}{failed}"
 
 
 def _settings(frozen: dict[str, object] | None, run_id: str) -> Settings | None:

@@ -16,13 +16,12 @@ import re
 import subprocess
 from pathlib import Path
 
-from orchestrator.infra import proc, unsaved
+from orchestrator.infra import git, proc, unsaved
 from orchestrator.infra.errors import UserError
 from orchestrator.notify.pages import redact
 from orchestrator.record.model import Delivered, RunRecord
 
 BRANCH_PREFIX = "orchestrator/"
-UNSAVED = "unsaved"  # the run folder's folder for work that could not be delivered (gc's too)
 SAVE_LIMIT = 256 * 2**20
 _TIMEOUT_S = 300.0
 _URL = re.compile(r"https?://\S+")
@@ -72,10 +71,10 @@ _IDENTITY = ["-c", "user.name=orchestrator", "-c", "user.email=orchestrator@loca
 def _kept(run_path: Path, clone: Path) -> str:
     """Where the undelivered work was kept (the clone's unsaved work, saved into the run folder)."""
     try:
-        saved = unsaved.save(clone, run_path / UNSAVED, limit_bytes=SAVE_LIMIT)
+        saved = unsaved.save(clone, run_path / unsaved.UNSAVED_DIR, limit_bytes=SAVE_LIMIT)
     except UserError as exc:
         return f"; the work stays in the clone ({exc})"
-    return f"; the work is kept in {run_path / UNSAVED}" if saved else "; the work stays in the clone"
+    return f"; the work is kept in {run_path / unsaved.UNSAVED_DIR}" if saved else "; the work stays in the clone"
 
 
 def _pull_request(clone: Path, argv: list[str], branch: str, title: str, summary: str) -> tuple[str | None, str | None]:
@@ -94,13 +93,4 @@ def _pull_request(clone: Path, argv: list[str], branch: str, title: str, summary
 
 
 def _git(clone: Path, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
-    """(exit code, stdout) of a git command in the clone; UserError (git's words, redacted) otherwise."""
-    try:
-        rc, out, err = proc.run(["git", *args], cwd=clone, env=_ENV, check=False, timeout=_TIMEOUT_S)
-    except (proc.CommandError, OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(redact(f"git {args[0]}: {exc}")) from None
-    if rc not in ok:
-        words = [x.strip() for x in err.decode(errors="replace").splitlines() if x.strip()]
-        said = [x for x in words if x.startswith(("fatal:", "error:", "remote:", " ! ["))] or words[-1:]
-        raise UserError(redact(" ".join(said)[:400] or f"git {args[0]} exited {rc}"))
-    return rc, out.decode(errors="replace")
+    return git.call(clone, *args, ok=ok, env=_ENV, timeout=_TIMEOUT_S)

@@ -83,7 +83,9 @@ def watch_events(views: Iterable[RunView]) -> list[str]:
 
 def history_table(rows: list[dict[str, Any]]) -> Table:
     table = Table()
-    for col in ("run", "ticket", "bucket", "state", "launched", "wall", "calls", "tokens", "cost", "signals", "page"):
+    cols = ("run", "ticket", "bucket", "state", "launched", "wall", "calls", "tokens", "cost", "signals", "page")
+    delivered = any(r.get("delivered_branch") for r in rows)  # a column only when some run delivered
+    for col in (*cols, "delivered") if delivered else cols:
         table.add_column(col, no_wrap=col in ("run", "launched"))
     for r in rows:
         cost = (
@@ -105,9 +107,19 @@ def history_table(rows: list[dict[str, Any]]) -> Table:
                 cost,
                 ", ".join(r["signals"]) or "-",
                 page,
+                *([_delivered(r)] if delivered else []),
             )
         )
     return table
+
+
+def _delivered(r: dict[str, Any]) -> str:
+    """A run's delivery in a cell: its PR, `pushed` (its branch is orchestrator/<run>), or a failure."""
+    if not r.get("delivered_branch"):
+        return "-"
+    if r.get("pushed_at") is None:
+        return "push failed"
+    return str(r.get("pr_url") or "pushed") + (" (PR command failed)" if r.get("delivery_error") else "")
 
 
 def history_groups_table(by: str, groups: list[dict[str, Any]]) -> Table:
