@@ -95,7 +95,10 @@ def test_a_page_that_never_left_is_not_drawn_as_sent_and_the_delivery_is_a_fact(
         "pr_url": "https://example.test/pr/7",
     }
     tl = run_timeline(spiral_run("r-delivered", state="succeeded", reason="agent exited 0", delivered=delivered))
-    assert "delivered: orchestrator/t-1 at 0123456789ab pushed 2026-05-20T10:25:00Z, PR https://example.test/pr/7" in tl.facts
+    assert (
+        "delivered: orchestrator/t-1 at 0123456789ab pushed 2026-05-20T10:25:00Z, PR https://example.test/pr/7"
+        in tl.facts
+    )
     rejected = {"branch": "orchestrator/t-1", "error": "push of orchestrator/t-1 failed: remote: no"}
     tl = run_timeline(spiral_run("r-rejected", delivered=rejected))
     assert "delivery: orchestrator/t-1 not pushed: push of orchestrator/t-1 failed: remote: no" in tl.facts
