@@ -35,3 +35,19 @@ def test_demo_shows_both_runs_and_the_spiral_verdict() -> None:
     assert shim["state"] == "stalled"
     assert 70 <= shim["spiral"]["tripped_at_min"] < 85
     assert {"debris", "repetition"} <= set(shim["spiral"]["page_signals"])
+    # the healthy run's work arrived on its branch in the sample repository, and `diff` shows it
+    healthy_state = states["demo-healthy-feature"]
+    branch = healthy_state["delivered"]["branch"]
+    said = " ".join(healthy.split())  # (the console wraps long lines)
+    assert f"its work is on branch {branch} of {healthy_state['repo']}" in said
+    assert f"see it: ./dev.sh diff {healthy_state['run_id']} --stat" in said
+    pushed = subprocess.run(["git", "rev-parse", "--verify", branch], cwd=healthy_state["repo"], capture_output=True)
+    assert pushed.returncode == 0 and pushed.stdout.decode().strip() == healthy_state["delivered"]["commit"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "orchestrator", "diff", healthy_state["run_id"], "--stat"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0 and "changed" in shown.stdout and "|" in shown.stdout, shown

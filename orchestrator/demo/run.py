@@ -14,6 +14,7 @@ from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
 from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
+from orchestrator.infra.cli_name import CLI
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
 from orchestrator.record.layout import CaseFiles
@@ -126,4 +127,11 @@ def summary_lines(views: list[RunView]) -> list[str]:
         else:
             seen = ", ".join(spiral.signals_seen) or "none"
             out.append(f"  no page (signals seen along the way: {seen})")
+        delivered = v.record.delivered
+        if delivered is not None and delivered.pushed_at is not None:
+            out.append(f"  its work is on branch {delivered.branch}")
+            out.append(f"    of {v.record.repo}")
+            out.append(f"  see it: {CLI} diff {d['id']} --stat")
+        elif delivered is not None:
+            out.append(f"  its work was not delivered: {delivered.error}")
     return out
