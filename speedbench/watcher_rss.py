@@ -64,8 +64,16 @@ def make_runs(home: Path, runs: int, calls: int, owner_pids: tuple[int, int]) ->
 
 
 def process_caches(clear: bool = False) -> int:
-    """Entries in the process-wide parsing caches (functools caches of spiral/), emptied with `clear`."""
+    """Entries in the process-wide parsing caches (functools caches of spiral/, and the masked-output
+    memos every run's fingerprinter shares: spiral/fingerprint.py), emptied with `clear`."""
+    from spiral import fingerprint
+
     total = 0
+    for memos in list(fingerprint._SHARED.values()):
+        for memo in memos:
+            total += len(memo)
+            if clear:
+                memo.clear()
     for name, module in list(sys.modules.items()):
         if not name.startswith("spiral"):
             continue

@@ -312,3 +312,49 @@ def test_a_rewritten_rollout_read_again_counts_nothing_twice(tmp_path: Path) -> 
     path.write_bytes(b"".join(lines[:150]))  # rewritten shorter: read again from its start
     run.read_agent_files(homes)
     assert run.spend.tokens == once
+
+
+def _claude_run(tmp_path: Path, messages: int) -> RunDir:
+    rd = RunDir(tmp_path / "runs" / "claude")
+    rd.path.mkdir(parents=True)
+    lines = [make_envelope(format_ts(T0 + i), _assistant(i, 7, block="tool_use")) for i in range(messages)]
+    rd.events.write_bytes(b"".join(lines))
+    return rd
+
+
+def test_a_cache_keeps_the_parts_of_this_version_and_rebuilds_only_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each part of detector.pickle has its own version: after an upgrade that changes only spend, the
+    walk (the dear part: adapter, detector, intake, outcome) is kept and spend alone is read again."""
+    rd = _claude_run(tmp_path, 50)
+    det = Detector(BucketsFile(ROOT / "buckets.yaml").settings, bucket="medium", started_at=T0)
+    cached = evaluator.fresh(det, "claude-stream-json", str(rd.clone), "claude-opus-4-8")
+    evaluator.catch_up(cached, rd)
+    assert cached.spend is not None and _tokens(cached.spend.counter) == _expected(50, 7)
+    cached.detector.calls += 1000  # a mark: a kept walk part still has it, a rebuilt one would not
+    evaluator.save(rd.detector_cache, cached)
+    assert evaluator.current(rd.detector_cache)
+
+    # the next version changes spend only: the file's walk part is of this version, its spend part is not
+    monkeypatch.setattr(evaluator, "SPEND_VERSION", evaluator.SPEND_VERSION + 1)
+    parts = {**evaluator.PARTS, "spend": evaluator.SPEND_VERSION}
+    monkeypatch.setattr(
+        evaluator, "HEADER", evaluator._PREFIX + " ".join(f"{k}={v}" for k, v in parts.items()).encode() + b"\n"
+    )
+    assert not evaluator.current(rd.detector_cache)
+    loaded = evaluator.load(rd.detector_cache)
+    assert loaded is not None and loaded.spend is None and loaded.spend_behind
+    assert loaded.detector.calls == cached.detector.calls  # the walk part was kept
+    with rd.events.open("ab") as fh:  # the run goes on meanwhile
+        fh.write(make_envelope(format_ts(T0 + 60), _assistant(60, 7, block="tool_use")))
+    evaluator.catch_up(loaded, rd)
+    assert loaded.spend is not None and not loaded.spend_behind
+    before_and_after = (10 * 51, 7 * 51, _expected(50, 7)[2] + 100 + 60, 5 * 51)
+    assert _tokens(loaded.spend.counter) == before_and_after  # every message once: the old ones re-read, the new
+    evaluator.save(rd.detector_cache, loaded)
+    assert evaluator.current(rd.detector_cache)
+
+    # a walk version change: nothing of it is kept
+    monkeypatch.setattr(evaluator, "WALK_VERSION", evaluator.WALK_VERSION + 1)
+    assert evaluator.load(rd.detector_cache) is None

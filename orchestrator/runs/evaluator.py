@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 import pickle
 import time
-from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from orchestrator.corpus.recorded import parse_snapshot_line
@@ -57,8 +57,17 @@ from spiral.outcome import Outcome
 #     version from its first bytes, without loading it (runs/warmup.py: which runs a pass must rebuild)
 # 19: the windows and attempts remember the last failure's time (rules.batches: a parallel batch is one attempt);
 #     the Outcome keeps the agent's last words (Codex's agent_message: runs/endings.py)
-CACHE_VERSION = 19
-HEADER = f"orchestrator detector cache {CACHE_VERSION}\n".encode()
+# 20: the file holds its parts apart, each with its own version (PARTS), so a change to one part costs
+#     only that part's rebuild: `walk` (every version above) and `spend`
+CACHE_VERSION = 20
+# Each part's version. `walk` is the adapter, detector, intake and outcome: they are fed together, and
+# the detector runs on the agent's clock, which the outcome's provider episodes define. `spend` is fed
+# from the same lines but depends on nothing else: a new spend version re-reads only spend from the log.
+WALK_VERSION = 19
+SPEND_VERSION = 1
+PARTS = {"walk": WALK_VERSION, "spend": SPEND_VERSION}
+_PREFIX = f"orchestrator detector cache {CACHE_VERSION} ".encode()
+HEADER = _PREFIX + " ".join(f"{k}={v}" for k, v in PARTS.items()).encode() + b"\n"
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
 
@@ -76,6 +85,9 @@ class Cached:
     # the calls read but not yet decided, the last ones decided (the page's "last tool calls") and
     # those after each guidance receipt (spiral/intake.py)
     intake: Intake = field(default_factory=Intake)
+    fmt: str = "generic"  # the log's format and model, to make the spend part again
+    model: str | None = None
+    spend_behind: bool = False  # the spend part was of another version: catch_up re-reads the log for it
 
     def agent_time(self, ts: float) -> float:
         """`ts` on the agent's clock: run time less the time blocked on the provider before it."""
@@ -83,18 +95,38 @@ class Cached:
 
 
 def load(path: Path) -> Cached | None:
+    """The cache in `path`, its parts of this version kept; None when the walk part cannot be (it is the
+    dear one: the whole log again). A spend part of another version is left `spend_behind`."""
     try:
         with path.open("rb") as fh:
-            if fh.read(len(HEADER)) != HEADER:
+            versions = _versions(fh.readline(256))
+            if versions is None or versions.get("walk") != WALK_VERSION:
                 return None  # another version's (or no) header: rebuilt from the files
-            obj = pickle.load(fh)
+            parts = pickle.load(fh)
+            cached = pickle.loads(parts["walk"])
+            if not isinstance(cached, Cached) or cached.version != CACHE_VERSION:
+                return None
+            if versions.get("spend") == SPEND_VERSION and parts.get("spend") is not None:
+                cached.spend = pickle.loads(parts["spend"])
+            else:
+                cached.spend, cached.spend_behind = None, True
     except Exception:  # unreadable in any way (torn, damaged, another version's shape): rebuilt from the files
         return None
-    return obj if isinstance(obj, Cached) and obj.version == CACHE_VERSION else None
+    return cached
+
+
+def _versions(header: bytes) -> dict[str, int] | None:
+    """{part: version} from a cache file's first line; None: not a cache of this layout."""
+    if not header.startswith(_PREFIX) or not header.endswith(b"\n"):
+        return None
+    try:
+        return {k: int(v) for k, v in (w.split("=", 1) for w in header[len(_PREFIX) :].decode().split())}
+    except ValueError:
+        return None
 
 
 def current(path: Path) -> bool:
-    """Whether `path` is a cache of this version, from its first bytes (not whether it loads)."""
+    """Whether `path` is a cache with every part of this version, from its first line (not whether it loads)."""
     try:
         with path.open("rb") as fh:
             return fh.read(len(HEADER)) == HEADER
@@ -104,7 +136,10 @@ def current(path: Path) -> bool:
 
 def save(path: Path, cached: Cached) -> None:
     # a cache, rebuilt when unreadable: no fsync (it would cost more than the tick itself)
-    write_bytes_atomic(path, HEADER + pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+    walk = pickle.dumps(replace(cached, spend=None), protocol=pickle.HIGHEST_PROTOCOL)
+    spend = pickle.dumps(cached.spend, protocol=pickle.HIGHEST_PROTOCOL) if cached.spend is not None else None
+    body = pickle.dumps({"walk": walk, "spend": spend}, protocol=pickle.HIGHEST_PROTOCOL)
+    write_bytes_atomic(path, HEADER + body, durable=False)
 
 
 Stamp = tuple[int, int, int]
@@ -192,7 +227,8 @@ class Kept:
 
 
 def fresh(detector: Detector, fmt: str, workdir: str, model: str | None = None) -> Cached:
-    return Cached(CACHE_VERSION, detector, make_adapter(fmt, workdir), spend=RunSpend.of(fmt, model))
+    adapter = make_adapter(fmt, workdir)
+    return Cached(CACHE_VERSION, detector, adapter, spend=RunSpend.of(fmt, model), fmt=fmt, model=model)
 
 
 def _brief_of(tool: str, text: str, is_error: bool) -> str:
@@ -224,6 +260,8 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
     holds only what is still undecided, never the whole log.
     """
     before = cached.detector.calls
+    if cached.spend_behind:
+        _respend(cached, files)
     # snapshots only up to where workspace.jsonl ended before the events are read: one written while
     # they are read waits for the next pass, so it never goes ahead of a call logged before it
     try:
@@ -241,6 +279,27 @@ def catch_up(cached: Cached, files: CaseFiles) -> int:
         cached.events_offset, cached.skipped_lines = read.offset, cached.skipped_lines + read.skipped
         snaps.close()
     return cached.detector.calls - before
+
+
+def _respend(cached: Cached, files: CaseFiles) -> None:
+    """A new spend part, fed the log up to where the walk part has read it (the spend part's version changed)."""
+    cached.spend = RunSpend.of(cached.fmt, cached.model)
+    feed = cached.spend.counter.feeder()
+    read = LineCounter(0)
+    with _open_at(files.events, 0) as fh:
+        for _, data in envelopes(_upto(fh, cached.events_offset), read, live=True):
+            feed(data)
+    cached.spend_behind = False
+
+
+def _upto(lines: Iterable[bytes], end: int) -> Generator[bytes, None, None]:
+    """The whole lines of `lines` that end at or before byte `end`."""
+    at = 0
+    for line in lines:
+        at += len(line)
+        if at > end:
+            return
+        yield line
 
 
 def _snapshots(cached: Cached, files: CaseFiles, until: int) -> Generator[Snapshot, None, None]:

@@ -206,13 +206,15 @@ def _catch_up(
         else:
             track.register(record, cached)
     before = (cached.events_offset, cached.workspace_offset)
+    respent = cached.spend_behind  # a spend part of another version: the log is read again for it
     try:
         evaluator.catch_up(cached, rd)
     except BaseException:
         KEPT.discard(path)  # half fed: the next pass starts again from the file
         raise
     read = cached.events_offset - before[0] + cached.workspace_offset - before[1]
-    KEPT.put(path, cached, read=read, changed=events is not None and len(events) > received)
+    changed = respent or (events is not None and len(events) > received)
+    KEPT.put(path, cached, read=read, changed=changed, dear=respent)
     return cached
 
 

@@ -86,6 +86,13 @@ def _joinable(age: int, size: int, call: ToolCall) -> bool:
     return age < _RESOLVED or (age < size and not call.result_seen)
 
 
+def _next_prune(kept: int) -> int:
+    """The size at which IdMemory next drops what `get` no longer answers with: soon (what is held beyond
+    need is held by every live run of a watcher), yet after at least half as many puts again as are
+    kept (calls waiting for their results by the thousand cost no more than O(1) a put)."""
+    return kept + max(_RESOLVED // 4, kept // 2)
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class IdMemory:
     """Ids seen (for de-duplication) and the calls a later line may still fill in (to join results).
@@ -110,7 +117,7 @@ class IdMemory:
         self._ids: set[str] = set()
         self._order: deque[str] = deque()  # the same ids, oldest first
         self._calls: dict[str, tuple[int, ToolCall]] = {}  # key -> (its put number, the call)
-        self._prune_at = _RESOLVED * 2
+        self._prune_at = _next_prune(0)
 
     def __getstate__(self) -> dict[str, Any]:
         alive = [(k, n, c) for k, (n, c) in self._calls.items() if _joinable(self._seq - n, self._size, c)]
@@ -123,7 +130,7 @@ class IdMemory:
         self._order = deque(state["ids"][-_IDS:])  # (pickled with a longer memory: the newest count)
         self._ids = set(self._order)
         self._calls = {k: (n, c) for k, n, c in state["calls"]}
-        self._prune_at = max(_RESOLVED * 2, len(self._calls) * 2)
+        self._prune_at = _next_prune(len(self._calls))
 
     def __contains__(self, key: str) -> bool:
         return key in self._ids or self.get(key) is not None
@@ -143,7 +150,7 @@ class IdMemory:
             if len(calls) > self._prune_at:  # entries `get` no longer answers with are dropped now and then
                 seq, size = self._seq, self._size
                 self._calls = calls = {k: e for k, e in calls.items() if _joinable(seq - e[0], size, e[1])}
-                self._prune_at = max(_RESOLVED * 2, len(calls) * 2)
+                self._prune_at = _next_prune(len(calls))
         elif key in calls:
             del calls[key]
 

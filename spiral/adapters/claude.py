@@ -27,6 +27,7 @@ never ran). stream-json's final `result` line lists `permission_denials`
 from __future__ import annotations
 
 import re
+from sys import intern
 from typing import Any
 
 from mypy_extensions import mypyc_attr
@@ -133,6 +134,8 @@ class ClaudeAdapter(Adapter):
                 continue  # the same call repeated on another line of the message
             if not out:
                 cwd, agent = str_at(data, "cwd"), _subagent(data)
+                if cwd is not None:
+                    cwd = intern(cwd)  # one string for every call in the folder, not one per line parsed
             inp = block.get("input")
             if type(inp) is not dict:
                 inp = {}
