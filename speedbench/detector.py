@@ -4,7 +4,7 @@ This file used to time narrower things than the real paths: the in-memory detect
 alone as a "tick" (no run lock, no state.json, no detector.pickle), a "150 MB" log
 of a quarter of the real line density, and throughput over small cases instead of
 `eval --bench`. goals.py measures each goal on the real code path, next to its floor;
-see docs/speed.md. Kept only so that `speedbench/detector.py [--quick]` still works.
+see docs/speed-method.md. Kept only so that `speedbench/detector.py [--quick]` still works.
 
 Run:  .venv/bin/python speedbench/detector.py [--quick] [--only NAME]   (= speedbench/goals.py)
 """
