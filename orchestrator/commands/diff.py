@@ -24,13 +24,14 @@ def diff_command(
     run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     stat: Annotated[bool, typer.Option("--stat", help="Only the files and their added / removed line counts.")] = False,
 ) -> None:
-    """What the run changed against the commit its agent started from: committed and uncommitted
-    changes to tracked files, and new files git does not ignore, as one patch (or, with --stat, a
-    summary).
+    """What the run changed against the commit its agent started from:
+    committed and uncommitted changes to tracked files, and new files git
+    does not ignore, as one patch (or, with --stat, a summary).
 
-    It reads the run's clone. Once `gc` has removed the clone, it reads the branch the run delivered
-    (fetched from the ticket's repository), else the work kept in the run folder's `unsaved/` (a
-    bundle of commits needs the repository too, for the commits they build on).
+    It reads the run's clone. Once `gc` has removed the clone, it reads the
+    branch the run delivered (fetched from the ticket's repository), else
+    the work kept in the run folder's `unsaved/` (a bundle of commits needs
+    the repository too, for the commits it builds on).
     """
     from orchestrator.record import state_file
     from orchestrator.runs.monitor import find_run
