@@ -167,7 +167,21 @@ _Argv = Annotated[
 ]
 
 
-class _Agent(Strict):
+PrCommand = Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)]
+
+
+class StepKeys(Strict, kw_only=True):
+    """The clone-step keys a ticket, an agent profile and a `repos:` block of config.yaml share (what
+    `steps_of` makes a CloneSteps of). A `repos:` block is these keys alone."""
+
+    copy: Any = None  # checked by orchestrator.infra.step_forms
+    setup: Any = None
+    setup_timeout_seconds: PositiveFloat | None = None
+    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None
+    pr_command: PrCommand | None = None
+
+
+class _Agent(StepKeys):
     command: _Argv
     format: Annotated[str, one_of(FORMATS)] = "generic"
     prompt: Annotated[Literal["argument", "stdin"], Meta(description="must be 'argument' or 'stdin'")] = "argument"
@@ -178,21 +192,6 @@ class _Agent(Strict):
     escalation: Any = None  # checked by orchestrator.guidance.ladder, which owns its keys
     max_usd: Annotated[float, Meta(gt=0, description="must be a positive number of dollars")] | None = None
     max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
-    copy: Any = None  # checked by orchestrator.infra.step_forms
-    setup: Any = None
-    setup_timeout_seconds: PositiveFloat | None = None
-    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None
-    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
-
-
-class _Repo(Strict):
-    """A `repos:` block: the clone steps of every ticket on that repository."""
-
-    copy: Any = None
-    setup: Any = None
-    setup_timeout_seconds: PositiveFloat | None = None
-    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None
-    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
 
 
 class _Price(Strict):
@@ -260,8 +259,8 @@ class _File(Strict):
     otlp: Annotated[_Otlp, Meta(description="must be a mapping with an endpoint")] | None = None
     executor: Annotated[_Executor, Meta(description="must be a mapping with a kind (local or ray)")] | None = None
     deliver: Annotated[str, one_of(DELIVER_MODES)] = "branch"
-    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
-    repos: Annotated[dict[str, _Repo], Meta(description="must map repositories to their steps")] | None = None
+    pr_command: PrCommand | None = None
+    repos: Annotated[dict[str, StepKeys], Meta(description="must map repositories to their steps")] | None = None
     notify_on: Any = None  # checked by orchestrator.notify.channels, which owns the event names
 
     def __post_init__(self) -> None:
@@ -308,7 +307,7 @@ def load(path: Path | None = None) -> UserConfig:
             escalation=rungs,
             max_usd=agent.max_usd,
             max_tokens=agent.max_tokens,
-            steps=_steps(agent, complaints, ("agents", name), path.parent),
+            steps=steps_of(agent, complaints, ("agents", name), path.parent),
         )
     cfg.guidance = Policy(doc.guidance_deliver_minutes, doc.guidance_answer_minutes)
     cfg.gc_keep_days, cfg.gc_keep_days_flagged = doc.gc_keep_days, doc.gc_keep_days_flagged
@@ -318,7 +317,7 @@ def load(path: Path | None = None) -> UserConfig:
     cfg.notify = doc.notify or {}
     cfg.deliver, cfg.pr_command = doc.deliver, list(doc.pr_command or ())
     for repo, block in (doc.repos or {}).items():
-        cfg.repos[repo_key(repo, path.parent)] = _steps(block, complaints, ("repos", repo), path.parent)
+        cfg.repos[repo_key(repo, path.parent)] = steps_of(block, complaints, ("repos", repo), path.parent)
     if doc.notify_on is not None:
         cfg.notify_on = doc.notify_on
     if doc.executor is not None and doc.executor.kind != "local":
@@ -337,7 +336,9 @@ def load(path: Path | None = None) -> UserConfig:
     return cfg
 
 
-def _steps(block: _Agent | _Repo, fail: yamlfile.Complaints, where: tuple[str, ...], base: Path) -> CloneSteps:
+def steps_of(block: StepKeys, fail: yamlfile.Complaints, where: tuple[str, ...], base: Path) -> CloneSteps:
+    """The clone steps of a ticket's front matter, a profile or a `repos:` block (`where`: its keys' path,
+    for errors; `base`: the folder a relative `copy:` source is taken from). None: a key not given."""
     setup = step_forms.command_argv(block.setup, fail, (*where, "setup"), "setup")
     copy = step_forms.copy_items(block.copy, fail, (*where, "copy"), "copy", base)
     return CloneSteps(

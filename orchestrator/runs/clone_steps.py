@@ -16,15 +16,8 @@ T = TypeVar("T")
 
 def for_ticket(ticket: Ticket, cfg: UserConfig) -> CloneSteps:
     """The steps the ticket's run is launched with, every key settled (setup_timeout_s included)."""
-    own = CloneSteps(
-        copy=tuple(ticket.copy) or None,
-        setup=tuple(ticket.setup) or None,
-        setup_timeout_s=ticket.setup_timeout_s,
-        deliver=ticket.deliver,
-        pr_command=tuple(ticket.pr_command) if ticket.pr_command is not None else None,
-    )
     top = CloneSteps(deliver=cfg.deliver, pr_command=tuple(cfg.pr_command) or None)
-    layers = [own, cfg.profiles[ticket.agent].steps, cfg.repos.get(repo_key(ticket.repo), CloneSteps()), top]
+    layers = [ticket.steps, cfg.profiles[ticket.agent].steps, cfg.repos.get(repo_key(ticket.repo), CloneSteps()), top]
     return CloneSteps(
         copy=_first(layer.copy for layer in layers) or (),
         setup=_first(layer.setup for layer in layers) or (),

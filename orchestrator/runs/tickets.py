@@ -10,12 +10,12 @@ from typing import Annotated, Any
 
 from msgspec import Meta
 
-from orchestrator.config import DELIVER_MODES, UserConfig
+from orchestrator.config import CloneSteps, StepKeys, UserConfig, steps_of
 from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.guidance import ladder
 from orchestrator.infra import step_forms, yamlfile
 from orchestrator.infra.errors import UserError, read_text
-from orchestrator.infra.typed_yaml import FreeMapping, Paths, PositiveFloat, Strict, convert, one_of
+from orchestrator.infra.typed_yaml import FreeMapping, Paths, PositiveFloat, convert, one_of
 from orchestrator.record.layout import CaseFiles
 from orchestrator.record.model import Rung
 from spiral.settings import BUCKET_NAMES
@@ -72,17 +72,14 @@ class Ticket:
     max_tokens: int | None = None
     verify: list[str] = field(default_factory=list)  # the check run in the clone after the agent exits 0 (argv)
     verify_timeout_s: float = VERIFY_TIMEOUT_S
-    setup: list[str] = field(default_factory=list)  # run in the clone before the agent starts (argv)
-    setup_timeout_s: float | None = None  # None: the profile's or the repo block's, else VERIFY_TIMEOUT_S
-    copy: list[tuple[str, str]] = field(default_factory=list)  # (source, path in the clone), before setup
-    deliver: str | None = None  # branch | none (runs/delivery.py); None: config.yaml's
-    pr_command: list[str] | None = None
+    # copy, setup, deliver, pr_command as the ticket gives them (None: the profile's, the repo block's...)
+    steps: CloneSteps = field(default_factory=CloneSteps)
     text: str = ""
     lines: yamlfile.Lines = field(default_factory=dict)
     line_offset: int = 1
 
 
-class _Front(Strict):
+class _Front(StepKeys):
     id: Annotated[str, Meta(pattern=TICKET_ID.pattern, description="must match [a-z0-9][a-z0-9-]{0,63}")]
     repo: Annotated[str, Meta(pattern=r"\S", description="must be something `git clone` accepts")]
     bucket: Annotated[str, one_of(BUCKET_NAMES)]
@@ -99,11 +96,6 @@ class _Front(Strict):
     max_tokens: Annotated[int, Meta(gt=0, description="must be a positive whole number of tokens")] | None = None
     verify: Any = None  # an argv, or a string run by `sh -c`: checked by step_forms.command_argv
     verify_timeout_seconds: PositiveFloat = VERIFY_TIMEOUT_S
-    setup: Any = None  # run in the clone before the agent starts: the same forms as verify
-    deliver: Annotated[str, one_of(DELIVER_MODES)] | None = None  # None: config.yaml's (default branch)
-    pr_command: Annotated[list[Annotated[str, Meta(min_length=1)]], Meta(min_length=1)] | None = None
-    setup_timeout_seconds: PositiveFloat | None = None
-    copy: Any = None  # files from outside the repository, into the clone before setup: checked by step_forms
 
 
 def resolve(ref: str, cfg: UserConfig) -> Path:
@@ -167,8 +159,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         except ladder.LadderError as exc:
             raise fail(exc.path, exc.message) from None
     verify = step_forms.command_argv(front_matter.verify, fail, ("verify",), "verify")
-    setup = step_forms.command_argv(front_matter.setup, fail, ("setup",), "setup")
-    copy = step_forms.copy_items(front_matter.copy, fail, ("copy",), "copy", path.parent.resolve())
+    steps = steps_of(front_matter, fail, (), path.parent.resolve())  # (copy, setup, deliver, pr_command)
     repo = local_repo(front_matter.repo.strip())  # checked last: the front matter's own errors come first
     if repo is not None and not repo.exists():
         raise fail(("repo",), f"repo {front_matter.repo.strip()[:60]!r}: no such folder ({repo})")
@@ -190,11 +181,7 @@ def load(path: Path, cfg: UserConfig) -> Ticket:
         max_tokens=front_matter.max_tokens,
         verify=verify,
         verify_timeout_s=front_matter.verify_timeout_seconds,
-        setup=setup,
-        setup_timeout_s=front_matter.setup_timeout_seconds,
-        copy=copy,
-        deliver=front_matter.deliver,
-        pr_command=front_matter.pr_command,
+        steps=steps,
         text=text,
         lines=lines,
     )
