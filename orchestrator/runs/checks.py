@@ -101,10 +101,15 @@ def _tail(log: Path) -> list[str]:
     return [redact(line)[:300] for line in lines[-_VERIFY_TAIL_LINES:]]
 
 
+def _last_words(checked: VerifyResult) -> str:
+    """The end of a command's output, for its reason: `: <its last lines>`, or ` (no output)`."""
+    last = " | ".join(line.strip() for line in checked.tail[-3:] if line.strip())[-240:]
+    return f": {last}" if last else " (no output)"
+
+
 def verdict(claim_reason: str, checked: VerifyResult, timeout_s: float) -> tuple[str, str]:
     """The ending once the check has run: succeeded only when it exited 0; the reason names the check."""
-    last = " | ".join(line.strip() for line in checked.tail[-3:] if line.strip())[-240:]
-    said = f": {last}" if last else " (no output)"
+    said = _last_words(checked)
     if checked.passed:
         return "succeeded", f"{claim_reason}; verify passed (exit 0, {checked.seconds:.1f} s)"
     if checked.timed_out:
@@ -122,8 +127,7 @@ def setup_failed(checked: VerifyResult, timeout_s: float) -> str | None:
     """Why the ticket's `setup:` failed (the run then ends `failed` and its agent never starts), or None."""
     if checked.passed:
         return None
-    last = " | ".join(line.strip() for line in checked.tail[-3:] if line.strip())[-240:]
-    said = f": {last}" if last else " (no output)"
+    said = _last_words(checked)
     if checked.timed_out:
         return f"setup timed out after {timeout_s:g} s" + said
     if checked.error is not None:
