@@ -20,7 +20,6 @@ A report, no assertion.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
@@ -49,9 +48,7 @@ def main() -> int:
 
     OUT.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="parts-", dir=OUT))
-    home = base / "home"
-    home.mkdir()
-    (home / "config.yaml").write_text(json.dumps({"autostart_watcher": False}))
+    home = watcher_rss.new_home(base, "home")
     sleepers = [subprocess.Popen(["sleep", "100000"]) for _ in range(2)]
     try:
         watcher_rss.make_runs(home, 1, args.calls, (sleepers[0].pid, sleepers[1].pid))

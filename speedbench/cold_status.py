@@ -64,9 +64,7 @@ def main() -> int:
 
     OUT.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="cold-", dir=OUT))
-    home = base / "home"
-    home.mkdir()
-    (home / "config.yaml").write_text(json.dumps({"autostart_watcher": False}))
+    home = watcher_rss.new_home(base, "home")
     env = {**os.environ, "ORCHESTRATOR_HOME": str(home), "HOME": str(base), "ORCHESTRATOR_AUTOSTART_WATCHER": "0"}
     sleepers = [subprocess.Popen(["sleep", "100000"]) for _ in range(2)]
     try:

@@ -47,6 +47,14 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def new_home(base: Path, name: str) -> Path:
+    """A state folder for a bench's live runs, its watcher autostart off (the bench drives every pass)."""
+    home = base / name
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text(json.dumps({"autostart_watcher": False}))
+    return home
+
+
 def make_runs(home: Path, runs: int, calls: int, owner_pids: tuple[int, int]) -> None:
     import gen  # speedbench/gen.py
 
@@ -133,9 +141,7 @@ def child(home: str) -> None:
 
 
 def measure(base: Path, runs: int, calls: int, pids: tuple[int, int]) -> dict[str, float]:
-    home = base / f"h{calls}"
-    (home).mkdir(parents=True)
-    (home / "config.yaml").write_text(json.dumps({"autostart_watcher": False}))
+    home = new_home(base, f"h{calls}")
     t0 = time.perf_counter()
     make_runs(home, runs, calls, pids)
     made = time.perf_counter() - t0

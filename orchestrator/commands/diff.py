@@ -4,6 +4,8 @@ there, and after `gc` from the branch it delivered or the work `gc` (or a failed
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -72,9 +74,7 @@ def _from_branch(rd: RunDir, record: RunRecord, stat: bool) -> str:
     """The delivered commit against the start, both fetched from the ticket's repository into a scratch one."""
     assert record.delivered is not None and record.delivered.commit is not None
     branch, commit = record.delivered.branch, record.delivered.commit
-    with tempfile.TemporaryDirectory(prefix="orchestrator-diff-") as scratch:
-        where = Path(scratch)
-        _git(where, "init", "-q", "--bare")
+    with _scratch() as where:
         _fetch(where, record.repo, f"+refs/heads/{branch}:refs/delivered", f"run {rd.run_id}'s branch {branch}")
         start = _start_in(where, record, commit)
         return _git(where, "diff", "--no-ext-diff", "--no-color", *(["--stat"] if stat else []), start, commit, "--")
@@ -85,9 +85,7 @@ def _from_kept(rd: RunDir, record: RunRecord, stat: bool) -> str:
     kept = rd.path / UNSAVED_DIR
     parts: list[str] = []
     if (kept / COMMITS_BUNDLE).is_file():
-        with tempfile.TemporaryDirectory(prefix="orchestrator-diff-") as scratch:
-            where = Path(scratch)
-            _git(where, "init", "-q", "--bare")
+        with _scratch() as where:
             _fetch(where, record.repo, "+refs/heads/*:refs/remotes/origin/*", "the commits its kept bundle builds on")
             _git(where, "fetch", "-q", str(kept / COMMITS_BUNDLE), "+HEAD:refs/kept")
             start = _start_in(where, record, "refs/kept")
@@ -110,6 +108,14 @@ def _from_kept(rd: RunDir, record: RunRecord, stat: bool) -> str:
             parts.append((kept / WORK_PATCH).read_text(encoding="utf-8", errors="replace"))
     head = f"(from {kept}: the clone is gone)\n"
     return head + "\n".join(p.rstrip("\n") for p in parts if p.strip())
+
+
+@contextmanager
+def _scratch() -> Iterator[Path]:
+    """An empty bare repository to fetch a gone clone's commits into, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="orchestrator-diff-") as scratch:
+        _git(Path(scratch), "init", "-q", "--bare")
+        yield Path(scratch)
 
 
 def _start_in(where: Path, record: RunRecord, tip: str) -> str:
