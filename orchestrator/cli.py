@@ -14,6 +14,7 @@ from rich.console import Console
 from orchestrator import jsonout  # json only: cheap enough for every command
 from orchestrator.commands.calibrate import calibrate_command
 from orchestrator.commands.diff import diff_command
+from orchestrator.commands.feedback import feedback_command
 from orchestrator.commands.gc import gc_command
 from orchestrator.commands.history import history_command
 from orchestrator.commands.launch import launch_command
@@ -21,6 +22,7 @@ from orchestrator.commands.nudge import nudge_command
 from orchestrator.commands.options import JsonOpt
 from orchestrator.commands.report import report_command
 from orchestrator.commands.serve import serve_command
+from orchestrator.commands.snooze import snooze_command
 from orchestrator.infra import gc_policy
 from orchestrator.infra.errors import UserError
 
@@ -311,7 +313,13 @@ def kill(run: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")
     typer.echo(f"{final.run_id}: {final.state} ({final.reason})")
 
 
-_COMMANDS: dict[str, Any] = {"nudge": nudge_command, "gc": gc_command, "report": report_command}
+_COMMANDS: dict[str, Any] = {
+    "nudge": nudge_command,
+    "snooze": snooze_command,
+    "feedback": feedback_command,
+    "gc": gc_command,
+    "report": report_command,
+}
 for _name, _command in {**_COMMANDS, "diff": diff_command, "serve": serve_command}.items():  # commands/<name>.py
     app.command(_name)(_command)
 

@@ -220,6 +220,27 @@ class TraceExport(msgspec.Struct, kw_only=True):
     next_attempt_at: float | None = None
 
 
+class PageFeedback(msgspec.Struct, kw_only=True):
+    """A person's verdict on one of the run's pages: was it a real spiral?"""
+
+    verdict: str  # useful | false-alarm
+    at: str
+    episode: int = 1  # the page (episode) it judges
+    signals: list[str] = []  # what that page named
+    via: str = "cli"  # cli | page | notification
+
+
+class ActionTaken(msgspec.Struct, kw_only=True):
+    """A one-tap action taken from `serve --actions` (the run page, or a notification's button)."""
+
+    action: str  # nudge | redirect | wrap-up | snooze | kill | false-alarm | useful
+    at: str
+    token_id: str
+    remote: str | None = None  # the address it came from
+    result: str = ""  # what it did, or why it was refused
+    ok: bool = False
+
+
 class Placement(msgspec.Struct, kw_only=True):
     """Where a run executes (orchestrator/runs/executors): the engine, and the machine once it is placed."""
 
@@ -318,6 +339,11 @@ class RunRecord(msgspec.Struct, kw_only=True):
     delivered: Delivered | None = None
     executor: Placement | None = None  # where it executes (None: a local run recorded before executors)
     otlp: TraceExport | None = None  # its OpenTelemetry export (None: never tried; absent in older records)
+    # a person's verdicts on its pages (`feedback`), the one-tap actions taken (`serve --actions`), and
+    # until when the escalation ladder is snoozed (`snooze`); absent in older records
+    feedback: list[PageFeedback] = []
+    actions: list[ActionTaken] = []
+    ladder_snoozed_until: str | None = None
 
     @property
     def active(self) -> bool:

@@ -14,6 +14,7 @@ from orchestrator.guidance import ladder
 from orchestrator.record.model import Escalation, RunRecord
 from orchestrator.runs.guidance import stock, track
 from orchestrator.runs.liveness import Decision
+from orchestrator.runs.snooze import snoozed
 from spiral.timestamps import format_ts
 
 
@@ -22,6 +23,8 @@ def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tup
     `now_min`: the agent's minutes (provider waits left out), the clock of the page and the receipts."""
     if not record.escalation or record.provider is not None:
         return [], None  # off; or the agent is waiting on its model API, which no rung can help
+    if snoozed(record, real_now):
+        return [], None  # a person put it on hold (`snooze`, or the run page's button)
     s = record.spiral
     due = ladder.next_due(
         record.escalation,
