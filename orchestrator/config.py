@@ -22,6 +22,7 @@ from orchestrator.infra import step_forms, yamlfile
 from orchestrator.infra.paths import config_path
 from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, PositiveFloat, Strict, convert, one_of
 from orchestrator.record.model import Rung
+from orchestrator.serve.settings import ServeBlock, ServeConfig
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0
@@ -134,6 +135,7 @@ class UserConfig:
     pr_command: list[str] = field(default_factory=list)  # run in the clone once the branch is pushed
     repos: dict[str, CloneSteps] = field(default_factory=dict)  # `repos:` blocks, by repo_key() of the repo
     notify_on: list[str] | None = None  # the events that notify (checked by orchestrator.notify.channels)
+    serve: ServeConfig = field(default_factory=ServeConfig)  # the run page's public URL, one-tap actions
     lines: yamlfile.Lines = field(default_factory=dict)
 
 
@@ -262,6 +264,9 @@ class _File(Strict):
     pr_command: PrCommand | None = None
     repos: Annotated[dict[str, StepKeys], Meta(description="must map repositories to their steps")] | None = None
     notify_on: Any = None  # checked by orchestrator.notify.channels, which owns the event names
+    serve: (
+        Annotated[ServeBlock, Meta(description="must be a mapping (public_url, actions, action_ttl_hours)")] | None
+    ) = None
 
     def __post_init__(self) -> None:
         known = set(BUILTIN) | set(self.agents or ())
@@ -320,6 +325,8 @@ def load(path: Path | None = None) -> UserConfig:
         cfg.repos[repo_key(repo, path.parent)] = steps_of(block, complaints, ("repos", repo), path.parent)
     if doc.notify_on is not None:
         cfg.notify_on = doc.notify_on
+    if doc.serve is not None:
+        cfg.serve = doc.serve.config()
     if doc.executor is not None and doc.executor.kind != "local":
         e = doc.executor
         cfg.executor = ExecutorConfig(e.kind, e.address, dict(e.resources or {}))

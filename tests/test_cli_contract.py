@@ -17,10 +17,25 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from tests.helpers import CORPUS, REAL_TRACES, cli, fake_run, launch, state, status_json, ticket, wait
+from tests.helpers import (
+    CORPUS,
+    REAL_TRACES,
+    cli,
+    fake_run,
+    launch,
+    orchestrator_home,
+    state,
+    status_json,
+    ticket,
+    tripped_run,
+    wait,
+)
 
 STATUS_KEYS = {
     "id",
+    "feedback",
+    "actions",
+    "ladder_snoozed_until",
     "ticket",
     "bucket",
     "agent",
@@ -109,6 +124,9 @@ HISTORY_GROUP_KEYS = {
     "tokens",
     "median_wall_min",
 }
+HISTORY_PAGES_KEYS = {"version", "all", "by_rule", "by_bucket"}
+PAGE_FIGURES = {"pages", "judged", "useful", "false_alarms", "unjudged", "precision"}
+FEEDBACK_KEYS = {"version", "run_id", "page", "verdict", "at"}
 REPLAY_KEYS = {"id", "spiral", "notified_at_min", "signals", "region", "suspicion", "evidence", "pass"}
 REPLAY_ALL_KEYS = REPLAY_KEYS | {"expected_spiral", "failures", "skipped_lines", "tool_calls"}
 EVAL_KEYS = {"version", "cases", "tp", "fp", "tn", "fn", "precision", "recall", "fpr", "passed", "failed", "broken"}
@@ -154,7 +172,7 @@ BENCH_FAMILY_KEYS = {
 }
 BENCH_REAL_TRACE_KEYS = {"file", "format", "tool_calls", "minutes", "first_fired_min", "paged_at_min"}
 # the commands with --json, each pinned by a test below
-JSON_COMMANDS = {"status", "launch", "logs", "replay", "eval", "history", "calibrate", "nudge", "gc"}
+JSON_COMMANDS = {"status", "launch", "logs", "replay", "eval", "history", "calibrate", "nudge", "gc", "feedback"}
 GC_KEYS = {
     "version",
     "dry_run",
@@ -265,6 +283,10 @@ def test_launch_status_logs_and_history_json(tmp_path: Path, repo: Path, home: P
     sql = json.loads(cli("history", "--sql", "SELECT run_id, state FROM runs", "--json").stdout)
     assert set(sql) == {"version", "columns", "rows"} and sql["version"] == 1
     assert sql["columns"] == ["run_id", "state"] and sql["rows"] == [{"run_id": run_id, "state": "succeeded"}]
+    pages = json.loads(cli("history", "--pages", "--json").stdout)
+    assert set(pages) == HISTORY_PAGES_KEYS and pages["version"] == 1
+    assert set(pages["all"]) == PAGE_FIGURES and pages["all"]["pages"] == 0 and pages["all"]["precision"] is None
+    assert pages["by_rule"] == [] and pages["by_bucket"] == []
 
 
 def test_status_json_contract_and_table(tmp_path: Path, repo: Path, home: Path) -> None:
@@ -312,8 +334,10 @@ def test_calibrate_json_key_sets(tmp_path: Path) -> None:
     for i in range(3):
         fake_run(f"cal-{i}", wall_min=10 + i)
     out = json.loads(cli("calibrate", "--json", "--min-runs", "3").stdout)
-    assert set(out) == {"version", "min_runs", "buckets", "written"} and out["version"] == 1 and out["min_runs"] == 3
+    assert set(out) == {"version", "min_runs", "buckets", "written", "false_alarms_by_rule"}
+    assert out["version"] == 1 and out["min_runs"] == 3
     assert out["written"] is None  # (the buckets.yaml written, with --write)
+    assert out["false_alarms_by_rule"] == []  # (no page has a verdict: tests/test_page_feedback.py)
     rows = {b["bucket"]: b for b in out["buckets"]}
     assert set(rows) == {"small", "medium", "big"}
     assert all(set(b) == CALIBRATE_BUCKET_KEYS and set(b["current"]) == TIMING_KEYS for b in rows.values())
@@ -330,6 +354,15 @@ def test_bench_json_key_sets() -> None:
     assert all(set(f) == BENCH_FAMILY_KEYS for f in out["per_family"])
     assert set(out["timing"]) == {"generate_s", "evaluate_s", "scenarios_per_s", "total_s"}
     assert all(set(t) == BENCH_REAL_TRACE_KEYS for t in out.get("real_traces", []))
+
+
+def test_feedback_json_key_sets() -> None:
+    tripped_run(orchestrator_home(), "fb-1")
+    p = cli("feedback", "fb-1", "false-alarm", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert set(out) == FEEDBACK_KEYS and out["version"] == 1
+    assert (out["run_id"], out["page"], out["verdict"]) == ("fb-1", 1, "false-alarm")
 
 
 def test_gc_json_key_sets(tmp_path: Path, repo: Path, home: Path) -> None:

@@ -33,7 +33,7 @@ def refused(path: Path, text: str) -> str:
             "config.yaml:2: unknown key 'colour' (known: agents, autostart_watcher, daily_max_usd, default_agent, "
             "deliver, executor, gc_keep_days, gc_keep_days_flagged, guidance_answer_minutes, guidance_deliver_minutes, "
             "heartbeat_seconds, max_parallel, max_parallel_per_repo, notify, notify_on, otlp, pr_command, prices, repos, "
-            "stagger_seconds, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
+            "serve, stagger_seconds, tickets_dir, watcher_idle_seconds, watcher_tick_seconds)",
         ),
         (
             "agents:\n  x:\n    command: [a]\n    colour: red\n",

@@ -21,17 +21,42 @@ def serve_command(
             help="Every request must carry it (?token= once, then a cookie; or Authorization: Bearer).",
         ),
     ] = None,
+    actions: Annotated[
+        bool | None,
+        typer.Option(
+            "--actions/--no-actions",
+            help="Buttons on each run's page (nudge, snooze, kill, verdicts); default: config.yaml's serve.actions.",
+        ),
+    ] = None,
+    allow_remote_actions: Annotated[
+        bool, typer.Option("--allow-remote-actions", help="Take actions on an address beyond this machine.")
+    ] = False,
 ) -> None:
-    """A read-only local web page of every run (the rows of `status`, refreshed live), each opening its report.
+    """A local web page of every run (the rows of `status`, refreshed live), each opening its run page.
 
-    It shows what the watcher last recorded and changes nothing: keep a watcher
-    running for the rows to move. /api/runs gives the same rows as JSON (with a
-    version key). Ctrl-C stops it.
+    It shows what the watcher last recorded: keep a watcher running for the
+    rows to move. /runs/<id> is a run's page (where a page's link lands on
+    a phone), /runs/<id>/report its report, /api/runs the rows as JSON.
+
+    Read-only unless --actions: then each live run's page has buttons
+    (nudge, redirect, wrap up, snooze the ladder, kill, and "useful" /
+    "false alarm" on each page), each a POST with a token made for that
+    run and action, used once, expiring (serve.action_ttl_hours, 24 h).
+    Ctrl-C stops it.
     """
-    from orchestrator.serve.server import make_server, serve_forever
+    from orchestrator.config import load
+    from orchestrator.serve.server import is_local, make_server, serve_forever
 
     def say(text: str) -> None:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
-    serve_forever(make_server(host, port, token), say)
+    settings = load().serve
+    on = settings.actions if actions is None else actions
+    server = make_server(host, port, token, actions_on=on, remote_actions=allow_remote_actions, settings=settings)
+    if on and not is_local(host):
+        sys.stderr.write(
+            f"serve: warning: actions are on for {host}, beyond this machine: anyone holding a run page's "
+            "tokens can act on that run until they expire\n"
+        )
+    serve_forever(server, say)

@@ -34,6 +34,7 @@ from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
 from orchestrator.infra.redaction import redact, redact_cut
+from orchestrator.serve.settings import ServeConfig
 
 ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget", "no_change", "gave_up")
 # "provider": the agent's model API kept failing (one notice per episode of retries)
@@ -92,6 +93,7 @@ class Notifier:
     retry_initial_s: float = 30.0
     retry_max_s: float = 900.0
     timeout_s: float = TIMEOUT_S
+    serve: ServeConfig = field(default_factory=ServeConfig)  # the run page's link and the buttons (`serve:`)
 
     @property
     def configured(self) -> bool:
@@ -110,6 +112,7 @@ class Notifier:
         key: str | None = None,
         progress: Callable[[str], None] | None = None,
         unanswered: set[str] | None = None,
+        ntfy: dict[str, str] | None = None,
     ) -> tuple[set[str], str | None]:
         """Deliver to every channel not yet in `done`; returns (channels now done, error or None).
 
@@ -118,7 +121,8 @@ class Notifier:
         called the moment one succeeds (the caller records it before the next).
         The whole attempt ends within `timeout_s`; each apprise target has all of it, in a sender of its
         own, so a hanging one holds up no other. `unanswered` gets the channels that got no answer in time
-        (each may have been delivered).
+        (each may have been delivered). `ntfy`: what ntfy targets carry besides (`click`: the run page's
+        link, `actions`: the buttons, in ntfy's X-Actions form).
         """
         if not self.configured:
             return set(), NO_TARGET
@@ -135,7 +139,7 @@ class Notifier:
         if self.targets or self.apprise_config:
             from orchestrator.notify.sender import in_child
 
-            wanted += in_child(self, event, title, body, done, key, deadline, succeeded, errors, unanswered)
+            wanted += in_child(self, event, title, body, done, key, deadline, succeeded, errors, unanswered, ntfy)
         if self.command:
             wanted += 1
             if "command" not in done:
@@ -161,6 +165,7 @@ class Notifier:
         succeeded: Callable[[str], None],
         errors: list[str],
         trying: Callable[[str, str], None] = lambda channel, label: None,
+        ntfy: dict[str, str] | None = None,
     ) -> int:
         """Send to each apprise target not in `done` (in the sender process); returns how many want `event`.
         `trying(channel, label)` is told of each target before its request."""
@@ -175,7 +180,7 @@ class Notifier:
             if left <= 0:
                 errors.append(f"delivery to {label} not tried: the attempt's {self.timeout_s:g} s ran out")
                 continue
-            _prepare(service, left, key)
+            _prepare(service, left, key, ntfy or {})
             import apprise
 
             one = apprise.Apprise()
@@ -238,12 +243,18 @@ def _why(result: Any) -> str:
     return f": {' '.join(said[-1].split())[:200]}" if said else ""
 
 
-def _prepare(service: Any, left: float, key: str | None) -> None:
-    """One apprise target for this attempt: its read timeout is what is left of the deadline, plus the key."""
+def _prepare(service: Any, left: float, key: str | None, ntfy: dict[str, str]) -> None:
+    """One apprise target for this attempt: its read timeout is what is left of the deadline, plus the key
+    (and, for ntfy, the run page as the click URL and the buttons)."""
     # past the deadline: the parent stops the sender at the deadline, so a request that got no answer in time
     # is told from one that failed (refused, an error status): it may have arrived (notify/delivery.py)
     service.socket_read_timeout = left + 5.0
     service.socket_connect_timeout = min(CONNECT_TIMEOUT_S, left)
+    if type(service).__name__ == "NotifyNtfy":
+        if ntfy.get("click"):
+            service.click = ntfy["click"]
+        if ntfy.get("actions"):
+            service._NotifyNtfy__actions = ntfy["actions"]  # apprise keeps the `actions=` argument here
     if key is None or type(service).__name__ not in _HTTP_PLUGINS:
         return
     if isinstance(getattr(service, "headers", None), dict):
@@ -278,7 +289,7 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
     for key in raw:
         if key not in _KEYS:
             raise fail((key,), f"unknown key notify.{key} (known: {', '.join(sorted(_KEYS))})")
-    n = Notifier()
+    n = Notifier(serve=cfg.serve)
     urls = raw.get("urls") or []
     if not isinstance(urls, list):
         raise fail(("urls",), "notify.urls must be a list of URLs (or {url: ..., tags: [...]})")

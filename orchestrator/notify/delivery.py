@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.infra import proc
-from orchestrator.notify import pages
+from orchestrator.notify import buttons, pages
 from orchestrator.notify.channels import ENDINGS, Notifier
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
@@ -101,6 +101,8 @@ class _Attempt:
     why: str = "skipped"
     env: dict[str, str] = field(default_factory=dict)
     key: str = ""
+    link: str | None = None  # the run page (`serve.public_url`)
+    ntfy: dict[str, str] = field(default_factory=dict)  # ntfy's click URL and buttons (notify/buttons.py)
 
 
 def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt: _Attempt, n: Notifier) -> bool:
@@ -141,6 +143,9 @@ def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt:
         "ORCH_STATE": record.state,
         "ORCH_IDEMPOTENCY_KEY": attempt.key,
     }
+    attempt.link, attempt.ntfy = buttons.for_notice(record, event, n.serve, now)
+    if attempt.link is not None:
+        attempt.env["ORCH_RUN_URL"] = attempt.link
     return True
 
 
@@ -210,12 +215,13 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
         except Exception:
             pass  # recorded with the outcome below
 
-    body = f"{sent.body or ''}\n\nidempotency key: {attempt.key}"
+    link = f"\n\nopen: {attempt.link}" if attempt.link else ""
+    body = f"{sent.body or ''}{link}\n\nidempotency key: {attempt.key}"
     unanswered: set[str] = set()
     skip = set(sent.channels_done) | set(_given_up(sent))
     try:
         ok, error = notifier.send(
-            _event(event), sent.title or "", body, skip, attempt.env, attempt.key, progress, unanswered
+            _event(event), sent.title or "", body, skip, attempt.env, attempt.key, progress, unanswered, attempt.ntfy
         )
     except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"

@@ -67,11 +67,12 @@ def in_child(
     succeeded: Callable[[str], None],
     errors: list[str],
     unanswered: set[str] | None = None,
+    ntfy: dict[str, str] | None = None,
 ) -> int:
     """`n.deliver_apprise` in child processes; returns how many targets want `event` (as they report)."""
     until = time.time() + max(0.0, deadline - time.monotonic())  # the same deadline, on the wall clock
-    base = {"event": event, "title": title, "body": body, "done": sorted(done), "key": key, "until": until}
-    base["timeout"] = n.timeout_s  # (for its messages)
+    base: dict[str, Any] = {"event": event, "title": title, "body": body, "done": sorted(done), "key": key}
+    base |= {"until": until, "timeout": n.timeout_s, "ntfy": ntfy or {}}  # (timeout: for its messages)
     jobs: list[tuple[dict[str, Any], int]] = [({**base, "targets": [_target(t)]}, 1) for t in n.targets]
     if n.apprise_config is not None:
         jobs.append(({**base, "targets": [], "apprise_config": str(n.apprise_config)}, 1))
@@ -220,6 +221,7 @@ def main() -> None:
         lambda c: emit({"ok": c}),
         errors,
         lambda channel, label: emit({"trying": channel, "label": label}),
+        job.get("ntfy") or {},
     )
     emit({"wanted": wanted, "errors": errors})
     os._exit(0)  # not the interpreter's exit: it would join a worker thread apprise left on a request

@@ -1,6 +1,8 @@
 """The HTTP side of `serve`: where it may listen, who may ask, and what each path answers.
 
-Read-only: GET and HEAD only (any other method is 405). Bound to this machine by default;
+Read-only unless `--actions`: GET and HEAD only (any other method is 405); with actions, also
+POST /runs/<id>/act/<action>, each allowed by a token of its own (serve/posts.py). Every request
+is held to a rate per address (serve/limits.py). Bound to this machine by default;
 listening beyond it needs a token, and once a token is set every request must carry it
 (`?token=` once, then a cookie, or `Authorization: Bearer`). Without a token the Host
 header must name this machine too, so a web page elsewhere cannot read the rows through
@@ -16,6 +18,7 @@ import re
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
@@ -27,10 +30,12 @@ from orchestrator import jsonout
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
 from orchestrator.record.layout import RunDir
-from orchestrator.serve import page, rows
+from orchestrator.serve import actions, limits, page, posts, rows, run_page
+from orchestrator.serve.settings import ServeConfig
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 REPORT_PATH = re.compile(r"/runs/([^/]+)/report")
+RUN_PATH = re.compile(r"/runs/([^/]+)")
 LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 
@@ -57,18 +62,39 @@ def is_local(host: str) -> bool:
     return bool(infos) and all(_loopback_literal(str(i[4][0])) for i in infos)
 
 
-def check_bind(host: str, token: str | None) -> None:
+def check_bind(host: str, token: str | None, actions: bool = False, remote_actions: bool = False) -> None:
     if not token and not is_local(host):
         raise UserError(
             f"serve: refusing to listen on {host} (beyond this machine) without a token: "
             "pass --token or set $ORCHESTRATOR_SERVE_TOKEN"
         )
+    if actions and not remote_actions and not is_local(host):
+        raise UserError(
+            f"serve: refusing to take actions on {host} (beyond this machine): pass --allow-remote-actions "
+            "as well, or put a proxy of yours on the public address and keep serve on 127.0.0.1"
+        )
 
 
 class Server(ThreadingHTTPServer):
     daemon_threads = True  # a slow client never holds up Ctrl-C
+    request_queue_size = 128  # a burst of connections waits its turn instead of being refused
     token: str | None = None
     bind_host = "127.0.0.1"
+    actions = False  # `--actions`: POST /runs/<id>/act/<action> (serve/posts.py)
+    settings = ServeConfig()
+    limiter: limits.Limiter
+
+    def action_key(self) -> bytes:
+        from orchestrator.serve.tokens import load_key
+
+        return load_key()
+
+    def own_hosts(self, host_header: str) -> set[str]:
+        """The names this server answers as: the request's Host, where it listens, its public URL's host."""
+        names = {_host_of(host_header), self.bind_host.strip("[]")}
+        if self.settings.public_host:
+            names.add(self.settings.public_host)
+        return {n.lower() for n in names if n}
 
     @property
     def cookie_name(self) -> str:
@@ -89,9 +115,18 @@ class Server6(Server):
     address_family = socket.AF_INET6
 
 
-def make_server(host: str, port: int, token: str | None) -> Server:
-    """A server listening on host:port (not answering yet); refused beyond this machine without a token."""
-    check_bind(host, token)
+def make_server(
+    host: str,
+    port: int,
+    token: str | None,
+    *,
+    actions_on: bool = False,
+    remote_actions: bool = False,
+    settings: ServeConfig | None = None,
+) -> Server:
+    """A server listening on host:port (not answering yet); refused beyond this machine without a token,
+    and with actions beyond it without `remote_actions`."""
+    check_bind(host, token, actions_on, remote_actions)
     from orchestrator.runs.monitor import list_run_dirs
 
     list_run_dirs()  # a state folder that cannot be one (ORCHESTRATOR_HOME is a file) is refused now, once
@@ -102,6 +137,11 @@ def make_server(host: str, port: int, token: str | None) -> Server:
         raise UserError(f"serve: cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
     server.token = token or None
     server.bind_host = host
+    server.actions = actions_on
+    server.settings = settings or ServeConfig()
+    server.limiter = limits.Limiter()
+    if actions_on:
+        server.action_key()  # made now (mode 0600), so a first tap does not race another to make it
     return server
 
 
@@ -129,6 +169,43 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._answer(head=True)
 
+    def do_POST(self) -> None:
+        if not self.server.actions:
+            self._drain()
+            self._not_allowed()
+            return
+        self._head, self._cookie = False, None
+        if not self.server.limiter.allow(str(self.client_address[0]), "write", limits.WRITES, time.monotonic()):
+            self._drain()
+            self.close_connection = True
+            self._send(
+                HTTPStatus.TOO_MANY_REQUESTS, "text/plain", b"too many requests: wait a little\n", {"Retry-After": "5"}
+            )
+            return
+        try:
+            posts.answer(self, urlsplit(self.path).path)
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+        except Exception as exc:  # say it in one line, keep serving
+            sys.stderr.write(f"serve: POST {self.path[:200]!r}: {type(exc).__name__}: {exc}\n")
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error (see the server's stderr)\n")
+
+    def _drain(self) -> None:
+        """Read a small body before answering without it: a socket closed on unread bytes is reset, and
+        the client may lose the answer."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return
+        if 0 < length <= posts.MAX_BODY:
+            self.rfile.read(length)
+
+    def send_plain(self, status: HTTPStatus, text: str, headers: dict[str, str] | None = None) -> None:
+        self._send(status, "text/plain; charset=utf-8", (text + "\n").encode(), headers)
+
+    def send_html(self, status: HTTPStatus, body: str, csp: str) -> None:
+        self._send(status, "text/html; charset=utf-8", body.encode(), {"Content-Security-Policy": csp})
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("do_"):  # POST, PUT, DELETE, ...: read-only
             return self._not_allowed
@@ -137,25 +214,38 @@ class Handler(BaseHTTPRequestHandler):
     def _not_allowed(self) -> None:
         self._head, self._cookie = False, None
         self.close_connection = True  # its body, if any, is not read
-        headers = {"Allow": "GET, HEAD", "Connection": "close"}
-        self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"read-only: GET and HEAD only\n", headers)
+        if self.server.actions:
+            allow, text = "GET, HEAD, POST", b"GET and HEAD; POST only to /runs/<id>/act/<action>\n"
+        else:
+            allow, text = "GET, HEAD", b"read-only: GET and HEAD only (serve --actions takes POSTs)\n"
+        self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", text, {"Allow": allow, "Connection": "close"})
 
     # ---- the request ---------------------------------------------------------------------
 
     def _answer(self, head: bool) -> None:
         self._head, self._cookie = head, None
+        if not self.server.limiter.allow(str(self.client_address[0]), "read", limits.READS, time.monotonic()):
+            self.close_connection = True
+            self._send(
+                HTTPStatus.TOO_MANY_REQUESTS, "text/plain", b"too many requests: wait a little\n", {"Retry-After": "5"}
+            )
+            return
         try:
             url = urlsplit(self.path)
             if self._allowed(url.path, parse_qs(url.query)):
-                self._route(url.path)
+                self._route(url.path, parse_qs(url.query))
         except (ConnectionError, TimeoutError):
             self.close_connection = True  # the client left (a closed tab, "back" mid-download): nothing to say
         except Exception as exc:  # say it in one line, keep serving
             sys.stderr.write(f"serve: {self.path[:200]!r}: {type(exc).__name__}: {exc}\n")
             self._send(HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain", b"internal error (see the server's stderr)\n")
 
-    def _route(self, path: str) -> None:
-        if path == "/":
+    def _route(self, path: str, query: dict[str, list[str]]) -> None:
+        if posts.ACT_PATH.fullmatch(path):
+            self._not_allowed()  # a write endpoint: GET changes nothing
+        elif m := RUN_PATH.fullmatch(path):
+            self._run_page(unquote(m.group(1)), query.get("did", [None])[0])
+        elif path == "/":
             body = page.page_html(rows.rows()).encode()
             self._send(HTTPStatus.OK, "text/html; charset=utf-8", body, {"Content-Security-Policy": page.CSP})
         elif path == "/api/runs":
@@ -169,7 +259,7 @@ class Handler(BaseHTTPRequestHandler):
         token = self.server.token
         if token is None:
             host = _host_of(self.headers.get("Host") or "")
-            if host and not _loopback_literal(host) and host != self.server.bind_host:
+            if host and not _loopback_literal(host) and host.lower() not in self.server.own_hosts(""):
                 self._send(HTTPStatus.FORBIDDEN, "text/plain", b"this page answers only to this machine's names\n")
                 return False
             return True
@@ -177,7 +267,7 @@ class Handler(BaseHTTPRequestHandler):
         given = query.get("token", [None])[0]
         if given is not None and _same(given, token):
             self._cookie = cookie  # the token once in the address, then a cookie
-            if path == "/" or REPORT_PATH.fullmatch(path):  # a page: drop the token from the address bar
+            if path == "/" or REPORT_PATH.fullmatch(path) or RUN_PATH.fullmatch(path):  # a page: drop the token
                 rest = {k: v for k, v in query.items() if k != "token"}
                 where = path + ("?" + urlencode(rest, doseq=True) if rest else "")
                 self._send(HTTPStatus.SEE_OTHER, "text/plain", b"", {"Location": where})
@@ -200,6 +290,29 @@ class Handler(BaseHTTPRequestHandler):
             return None
         morsel = jar.get(self.server.cookie_name)
         return morsel.value if morsel is not None else None
+
+    def _run_page(self, run_id: str, did: str | None) -> None:
+        root = runs_dir()
+        if not RUN_ID.fullmatch(run_id) or not RunDir(root / run_id).is_run():
+            self._send(HTTPStatus.NOT_FOUND, "text/plain", b"no such run\n")
+            return
+        from orchestrator.record import state_file
+
+        now = time.time()
+        rd = RunDir(root / run_id)
+        record = state_file.read_shared(rd)
+        row = rows.view_of(rd.path, now).to_dict()
+        offered = None
+        if self.server.actions:
+            offered = actions.fresh(
+                self.server.action_key(), run_id, actions.offered(record), self.server.settings.action_ttl_s, now
+            )
+        said = None
+        if did is not None:
+            last = next((a for a in reversed(record.actions) if a.action == did), None)
+            if last is not None:
+                said = ("note" if last.ok else "refused", f"{last.action}: {last.result}")
+        self.send_html(HTTPStatus.OK, run_page.html(row, record, offered, said), run_page.CSP)
 
     def _report(self, run_id: str) -> None:
         root = runs_dir()
