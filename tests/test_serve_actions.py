@@ -128,7 +128,13 @@ def test_cross_site_posts_get_and_traversal_are_refused(paged: Path, tmp_path: P
     with serving() as server:
         tok = token("useful")
         # a form on another site posting to this one: refused before the token is even looked at
-        for heads in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"}):
+        for heads in (
+            {"Origin": "https://evil.example"},
+            {"Origin": "null"},
+            {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+            {"Sec-Fetch-Site": "same-site", "Origin": "http://other.127.0.0.1.nip.io"},
+            {"Sec-Fetch-Site": "cross-site", "Origin": "http://127.0.0.1"},  # the browser's word counts
+        ):
             status, text, _ = post(server, "/runs/r1/act/useful", {"token": tok}, heads)
             assert status == 403 and "another site" in text
         assert get(server, "/runs/r1/act/useful?token=" + tok)[0] == 405  # GET never acts

@@ -92,9 +92,11 @@ def _form(h: Handler) -> dict[str, str] | None:
 
 
 def _foreign(h: Handler) -> str | None:
-    """Why the request looks sent from another site (refused), or None."""
-    if (h.headers.get("Sec-Fetch-Site") or "").lower() == "cross-site":
-        return "a request from another site cannot act"
+    """Why the request looks sent from another site (refused), or None. A browser says where a request
+    comes from (Sec-Fetch-Site); without that, an Origin naming another site (or none: "null") is refused."""
+    site = (h.headers.get("Sec-Fetch-Site") or "").lower()
+    if site:
+        return None if site in ("same-origin", "none") else "a request from another site cannot act"
     origin = h.headers.get("Origin")
     if origin is None:
         return None  # not a browser's form or fetch (a phone app's button, curl): the token decides

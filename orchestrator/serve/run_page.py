@@ -145,7 +145,7 @@ def _doc(title: str, body: str) -> str:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>{_e(title)}</title>
 <link rel="icon" href="data:,">
 <style>{STYLE}</style>

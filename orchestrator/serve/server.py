@@ -204,7 +204,9 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, "text/plain; charset=utf-8", (text + "\n").encode(), headers)
 
     def send_html(self, status: HTTPStatus, body: str, csp: str) -> None:
-        self._send(status, "text/html; charset=utf-8", body.encode(), {"Content-Security-Policy": csp})
+        """A page with buttons: its forms' POSTs carry their origin (same-origin), which a cross-site one cannot."""
+        heads = {"Content-Security-Policy": csp, "Referrer-Policy": "same-origin"}
+        self._send(status, "text/html; charset=utf-8", body.encode(), heads)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("do_"):  # POST, PUT, DELETE, ...: read-only
@@ -348,7 +350,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
+        if "Referrer-Policy" not in (headers or {}):
+            self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("X-Frame-Options", "DENY")
         if self._cookie:
             self.send_header("Set-Cookie", self._cookie)
