@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +17,7 @@ from orchestrator.demo.sink import free_port
 from orchestrator.serve.server import make_server
 from orchestrator.serve.settings import ServeConfig
 from tests.browser import need_chromium, open_page
-from tests.helpers import CORPUS, launch, start_watcher, state, ticket, wait, write_config
+from tests.helpers import CORPUS, cli, launch, start_watcher, state, ticket, wait, write_config
 from tests.ntfy import NtfyReceiver, parse_actions, press
 
 PHONE = {"width": 412, "height": 915}
@@ -71,8 +70,6 @@ def paging_demo_run(tmp_path: Path, repo: Path, home: Path) -> Iterator[tuple[st
             yield run_id, public, ntfy
     finally:
         if run_id and state(home, run_id)["state"] in ("running", "launching"):
-            from tests.helpers import cli
-
             cli("kill", run_id)
         watcher.terminate()
         watcher.wait(timeout=30)
@@ -124,6 +121,11 @@ def test_a_page_opens_the_run_page_on_a_phone_and_each_button_acts(tmp_path: Pat
         assert [a["action"] for a in s["actions"]] == ["nudge", "snooze", "useful", "kill"]
         assert all(a["ok"] and a["remote"] == "127.0.0.1" for a in s["actions"])
         assert s["feedback"][-1]["verdict"] == "useful" and s["feedback"][-1]["via"] == "page"
+        # the report lists them too
+        out = tmp_path / "report.html"
+        assert cli("report", run_id, "--out", str(out)).returncode == 0
+        html = out.read_text()
+        assert "page 1 judged useful (page," in html and "action kill at " in html and "from 127.0.0.1" in html
 
 
 def test_the_notifications_buttons_act_as_the_ntfy_app_sends_them(tmp_path: Path, repo: Path, home: Path) -> None:
@@ -143,4 +145,3 @@ def test_the_notifications_buttons_act_as_the_ntfy_app_sends_them(tmp_path: Path
         assert [(a["action"], a["ok"]) for a in s["actions"]] == [("nudge", True), ("false-alarm", True)]
         assert s["feedback"][-1]["via"] == "notification" and s["guidance"][0]["kind"] == "nudge"
         wait(lambda: state(home, run_id)["guidance"][0]["received_at"] is not None, 60, "the receipt")
-        time.sleep(0)

@@ -82,8 +82,8 @@ def test_a_good_token_acts_once_and_is_recorded(paged: Path) -> None:
         assert status == 200 and text.startswith("page 1 judged false-alarm"), text
         (taken,) = record(paged)["actions"]
         assert taken["action"] == "false-alarm" and taken["ok"] and taken["remote"] == "127.0.0.1"
-        assert taken["token_id"] == tok.split(".")[0] and tok not in json.dumps(record(paged))  # the id, never the token
-        assert record(paged)["feedback"][0] == record(paged)["feedback"][-1]
+        assert taken["token_id"] == tok.split(".")[0]
+        assert tok not in json.dumps(record(paged))  # its id is kept, never the token
         assert record(paged)["feedback"][0]["via"] == "page" and record(paged)["feedback"][0]["signals"] == ["polling"]
         before = record(paged)
         status, text, _ = post(server, "/runs/r1/act/false-alarm", {"token": tok})  # replayed

@@ -89,6 +89,10 @@ def run_timeline(
     tl.ending = Mark(tl.end_min, record.state if record.ended else f"{record.state} (now)", record.reason or "")
     if record.delivered is not None:
         tl.facts.append(delivery_fact(record.delivered))
+    for f in record.feedback:  # a person's verdicts on the pages, and the taps of `serve --actions`
+        tl.facts.append(f"page {f.episode} judged {f.verdict} ({f.via}, {f.at})")
+    for a in record.actions:
+        tl.facts.append(f"action {a.action} at {a.at} from {a.remote or '?'}: {a.result}")
     return tl
 
 
