@@ -29,6 +29,9 @@ def calibrate_command(
 ) -> None:
     """Per bucket, from the runs that succeeded: median and p90 wall-clock and tool calls, and
     the expected / soft-band / stuck bands they imply (in minutes and in calls), as a diff against buckets.yaml.
+
+    Once pages have verdicts (`feedback`), a last line names the rules
+    behind the false alarms: per rule, false alarms of its judged pages.
     """
     from orchestrator.buckets import BucketsFile
     from orchestrator.ledger import calibrate as cal

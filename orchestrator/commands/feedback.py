@@ -9,6 +9,7 @@ import typer
 
 from orchestrator import jsonout
 from orchestrator.commands.options import JsonOpt
+from orchestrator.infra.errors import UserError
 
 
 def feedback_command(
@@ -31,7 +32,7 @@ def feedback_command(
     from orchestrator.runs.monitor import find_run
 
     if verdict not in VERDICTS:
-        raise typer.BadParameter(f"must be one of {', '.join(VERDICTS)}, got {verdict!r}", param_hint="VERDICT")
+        raise UserError(f"the verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
     found = find_run(run)
     f = give(found, verdict, "cli", page)
     if as_json:

@@ -34,11 +34,19 @@ def history_command(
             help="One row per ending, ticket, agent or bucket: runs, paged, tokens, cost, median wall time.",
         ),
     ] = None,
+    pages: Annotated[
+        bool,
+        typer.Option(
+            "--pages",
+            help="The precision of the pages (after --since, --ticket, --state), from `feedback`: pages, "
+            "judged, useful, false alarms, useful / judged; for all, by rule and by bucket.",
+        ),
+    ] = False,
     sql: Annotated[
         str | None,
         typer.Option(
             help="Run this SQL instead (tables: runs, endings, signals, notifications, guidance, "
-            "escalations; view: events, every run's raw log)."
+            "escalations, pages, page_feedback; view: events, every run's raw log)."
         ),
     ] = None,
     as_json: JsonOpt = False,
@@ -48,15 +56,20 @@ def history_command(
     The ledger is refreshed from the run folders first (only changed runs are
     re-read). --by groups the runs (after --since, --ticket, --state): the
     cost and its mean are over the priced runs, and runs with tokens but no
-    known price are counted apart as unpriced, never as $0.
+    known price are counted apart as unpriced, never as $0. --pages counts
+    the pages and the verdicts people gave them (`feedback RUN useful|false-alarm`):
+    precision = useful / judged, "-" while none is judged.
     """
     from orchestrator.config import load
     from orchestrator.ledger import queries
     from orchestrator.ledger import store as ledger
     from orchestrator.ledger.since import parse_since
-    from orchestrator.tables import history_groups_table, history_table, sql_table
+    from orchestrator.tables import history_groups_table, history_table, page_precision_table, sql_table
 
     # bad input is refused before the ledger is touched
+    if pages and (by is not None or sql or limit is not None):
+        other = "--by" if by is not None else ("--sql" if sql else "--limit")
+        raise UserError(f"--pages does not go with {other}: it counts every page of the runs listed")
     if by is not None and by not in GROUPINGS:
         raise UserError(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
     if by is not None and sql:
@@ -80,6 +93,17 @@ def history_command(
             sys.stdout.write(jsonout.document(jsonout.records(cols, table)))
         else:
             console().print(sql_table(cols, table))
+        return
+    if pages:
+        from orchestrator.ledger.pages import page_precision
+
+        precision = page_precision(since=after, ticket=ticket, state=state)
+        if as_json:
+            sys.stdout.write(jsonout.document(precision.to_dict()))
+        elif not precision.all.pages:
+            typer.echo("no pages match")
+        else:
+            console().print(page_precision_table(precision.to_dict()))
         return
     if by is not None:
         groups = queries.history_groups(by=by, since=after, ticket=ticket, state=state)

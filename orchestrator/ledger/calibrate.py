@@ -118,10 +118,12 @@ def walls_by_bucket(rows: Iterable[tuple[Any, ...]]) -> tuple[dict[str, list[flo
 
 @dataclass(frozen=True)
 class Calibration:
-    """What `calibrate` shows: one proposal per bucket, and the rule's minimum run count."""
+    """What `calibrate` shows: one proposal per bucket, and the rule's minimum run count; from the
+    ledger, also the rules of the judged pages with their false alarms (ledger/pages.py)."""
 
     min_runs: int
     proposals: list[Proposal]
+    false_alarms: list[dict[str, Any]] | None = None  # [{rule, false_alarms, judged}]; None: not read (--cases)
 
     @property
     def accepted(self) -> dict[str, Bucket]:
@@ -148,17 +150,21 @@ class Calibration:
                 }
                 for p in self.proposals
             ],
+            "false_alarms_by_rule": self.false_alarms,
         }
 
 
 def calibrate(buckets: BucketsFile, prices: dict[str, tuple[float, float, float, float]], min_runs: int) -> Calibration:
-    """Refresh the ledger, then propose timings from its succeeded runs."""
+    """Refresh the ledger, then propose timings from its succeeded runs; with them, the rules behind
+    the false alarms people reported (`feedback`)."""
     from orchestrator.ledger import queries, store
+    from orchestrator.ledger.pages import page_precision
 
     store.refresh(prices)
     _, rows = queries.run_sql(SUCCEEDED_WALLS_SQL)
     walls, calls = walls_by_bucket(rows)
-    return Calibration(min_runs, propose(walls, buckets.settings.buckets, min_runs, calls))
+    alarms = page_precision().false_alarms_by_rule()
+    return Calibration(min_runs, propose(walls, buckets.settings.buckets, min_runs, calls), alarms)
 
 
 def calibrate_cases(buckets: BucketsFile, dirs: list[Path], min_runs: int) -> Calibration:

@@ -1,5 +1,5 @@
-"""The ledger's read queries: `history`, `history --by`, `history --sql` (store.py keeps the file, its
-connections and the refresh from the run folders)."""
+"""The ledger's read queries: `history`, `history --by`, `history --sql` (pages.py: `history --pages`;
+store.py keeps the file, its connections and the refresh from the run folders)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from orchestrator.record.layout import EVENTS
 # ---- queries -----------------------------------------------------------------------------
 
 
-def _filters(since: datetime | None, ticket: str | None, state: str | None) -> tuple[list[str], list[Any]]:
-    """The WHERE clauses (on `runs r`) and their arguments shared by `history` and `history --by`."""
+def filters(since: datetime | None, ticket: str | None, state: str | None) -> tuple[list[str], list[Any]]:
+    """The WHERE clauses (on `runs r`) and their arguments shared by `history`, `history --by` and
+    `history --pages` (ledger/pages.py)."""
     where: list[str] = []
     args: list[Any] = []
     for clause, value in (("r.created_at >= ?", since), ("r.ticket_id = ?", ticket), ("r.state = ?", state)):
@@ -30,7 +31,7 @@ def _filters(since: datetime | None, ticket: str | None, state: str | None) -> t
 
 @recovering
 def history(*, since: datetime | None, ticket: str | None, state: str | None, limit: int) -> list[dict[str, Any]]:
-    where, args = _filters(since, ticket, state)
+    where, args = filters(since, ticket, state)
     sql = f"""
         SELECT r.run_id, r.ticket_id, r.bucket, r.agent, r.state, r.reason, r.created_at, r.wall_min,
                r.tool_calls, r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens AS tokens,
@@ -59,7 +60,7 @@ def history_groups(*, by: str, since: datetime | None, ticket: str | None, state
     """
     if by not in GROUP_BY:
         raise UserError(f"--by must be one of {', '.join(GROUP_BY)}, got {by!r}")
-    where, args = _filters(since, ticket, state)
+    where, args = filters(since, ticket, state)
     tokens = "r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens"
     sql = f"""
         SELECT {GROUP_BY[by]} AS "group", count(*) AS runs,

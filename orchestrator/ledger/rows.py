@@ -1,4 +1,5 @@
-"""One run folder as the ledger's rows: the run, its signals, notices and ending (read, never written)."""
+"""One run folder as the ledger's rows: the run, its signals, notices, ending, guidance, escalations,
+pages and the verdicts on them (read, never written)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from orchestrator.ledger import prices as pricing
 from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import Delivered
+from orchestrator.record.model import Delivered, RunRecord
 from spiral.adapters import make_adapter
 from spiral.timestamps import parse_ts
 
@@ -26,6 +27,8 @@ class LedgerRows:
     ending: tuple[str, str | None, datetime | None, int | None] | None
     guidance: list[tuple[Any, ...]] = field(default_factory=list)  # the `guidance` table's rows, less run_id
     escalations: list[tuple[Any, ...]] = field(default_factory=list)
+    pages: list[tuple[Any, ...]] = field(default_factory=list)  # (episode, tripped_at_min, signals)
+    feedback: list[tuple[Any, ...]] = field(default_factory=list)  # (episode, verdict, signals, given_at, via)
 
 
 def _when(value: Any) -> datetime | None:
@@ -141,7 +144,29 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
         for g in record.guidance
     ]
     escalations = [(e.rung, e.action, _when(e.at), e.at_min, e.why, e.guidance_id) for e in record.escalations]
-    return LedgerRows(row, signals, notices, ending, guidance, escalations)
+    return LedgerRows(row, signals, notices, ending, guidance, escalations, *page_rows(record))
+
+
+def page_rows(record: RunRecord) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The `pages` rows (every page the run tripped: the first, then each later episode's) and the
+    `page_feedback` rows (the verdict that counts for a page: the latest given), as
+    runs/feedback.py's `pages_of` and `verdicts` read them (the ledger sits below runs/, so it
+    cannot import them; tests/test_page_feedback.py checks that the two agree)."""
+    s = record.spiral
+    pages: list[tuple[Any, ...]] = []
+    if s.tripped_in_soft_band:
+        pages.append((1, s.tripped_at_min, _unique(s.page_signals or s.signals)))
+    pages += [
+        (e.n, e.tripped_at_min, _unique(e.signals)) for e in s.episodes if e.tripped_at_min is not None and e.n != 1
+    ]
+    latest = {f.episode: f for f in record.feedback}
+    feedback = [(n, f.verdict, _unique(f.signals), _when(f.at), f.via) for n, f in sorted(latest.items())]
+    return pages, feedback
+
+
+def _unique(signals: list[str]) -> list[str]:
+    """A page's signals, each once, in the order it named them: a page counts once per rule."""
+    return list(dict.fromkeys(signals))
 
 
 def _delivery(d: Delivered | None) -> dict[str, Any]:

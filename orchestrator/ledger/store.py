@@ -25,7 +25,7 @@ from orchestrator.ledger.prices import fingerprint as prices_fingerprint
 from orchestrator.ledger.rows import LedgerRows, read_run
 from orchestrator.record.layout import RunDir
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 OPEN_RETRY_S = 10.0
 
 # Each entry migrates the schema from version i to i + 1.
@@ -73,7 +73,20 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN delivery_error VARCHAR;
     DELETE FROM meta WHERE key = 'prices';
     """,
+    # 5: feedback that measures us (issue 35, `feedback RUN useful|false-alarm`): every page a run
+    # tripped (the first, then each later episode's) with the signals it named, and the verdict that
+    # counts for each judged page (the latest), so `history --pages` and `calibrate` can tell the
+    # precision of the pages by rule and by bucket (joined on runs). Every run is read again.
+    """
+    CREATE TABLE pages (run_id VARCHAR, episode INTEGER, tripped_at_min DOUBLE, signals VARCHAR[]);
+    CREATE TABLE page_feedback (run_id VARCHAR, episode INTEGER, verdict VARCHAR, signals VARCHAR[],
+                                given_at TIMESTAMP, via VARCHAR);
+    DELETE FROM meta WHERE key = 'prices';
+    """,
 ]
+
+# the tables of run rows (each keyed by run_id), as a refresh replaces a run's
+TABLES = ("runs", "endings", "signals", "notifications", "guidance", "escalations", "pages", "page_feedback")
 
 RUN_COLUMNS = [
     "run_id",
@@ -315,7 +328,7 @@ def _refresh(
             ap = con.appender("stale")
             ap.append_rows([(r,) for r in stale])
             ap.flush()
-            for table in ("runs", "endings", "signals", "notifications", "guidance", "escalations"):
+            for table in TABLES:
                 con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM stale)")
         _append(con, "runs", [tuple(r.row[c] for c in RUN_COLUMNS) for r in records], RUN_COLUMNS)
         _append(con, "endings", [(r.row["run_id"], *r.ending) for r in records if r.ending], None)
@@ -323,6 +336,8 @@ def _refresh(
         _append(con, "notifications", [(r.row["run_id"], *n) for r in records for n in r.notices], None)
         _append(con, "guidance", [(r.row["run_id"], *g) for r in records for g in r.guidance], None)
         _append(con, "escalations", [(r.row["run_id"], *e) for r in records for e in r.escalations], None)
+        _append(con, "pages", [(r.row["run_id"], *p) for r in records for p in r.pages], None)
+        _append(con, "page_feedback", [(r.row["run_id"], *f) for r in records for f in r.feedback], None)
         con.execute("INSERT OR REPLACE INTO meta VALUES ('prices', ?)", [fingerprint])
         con.execute("COMMIT")
     stats.indexed = len(records)

@@ -143,6 +143,25 @@ def history_groups_table(by: str, groups: list[dict[str, Any]]) -> Table:
     return table
 
 
+def page_precision_table(pp: dict[str, Any]) -> Table:
+    """`history --pages` (ledger/pages.py's to_dict): all pages, then one row per rule, then per bucket."""
+    table = Table()
+    for col in ("pages of", "pages", "judged", "useful", "false alarms", "precision", "unjudged"):
+        table.add_column(col, justify="left" if col == "pages of" else "right", no_wrap=col == "pages of")
+
+    def row(label: str, t: dict[str, Any]) -> None:
+        p = t["precision"]
+        figures = (t["pages"], t["judged"], t["useful"], t["false_alarms"])
+        table.add_row(Text(label), *map(str, figures), "-" if p is None else f"{100 * p:.0f}%", str(t["unjudged"]))
+
+    row("all", pp["all"])
+    for key in ("rule", "bucket"):
+        table.add_section()
+        for t in pp[f"by_{key}"]:
+            row(f"{key} {printable(str(t[key] if t[key] is not None else '-'))}", t)
+    return table
+
+
 def sql_table(cols: list[str], rows: list[tuple[Any, ...]]) -> Table:
     table = Table()
     for c in cols:
@@ -153,7 +172,8 @@ def sql_table(cols: list[str], rows: list[tuple[Any, ...]]) -> Table:
 
 
 def calibration_lines(cal: Calibration) -> list[str]:
-    """Per bucket: the succeeded runs' spread and the current -> proposed timings, or why none."""
+    """Per bucket: the succeeded runs' spread and the current -> proposed timings, or why none; then,
+    once people have judged pages, the rules behind the false alarms."""
     out = []
     for p in cal.proposals:
         cur = p.current
@@ -182,6 +202,9 @@ def calibration_lines(cal: Calibration) -> list[str]:
         for label, a, b in rows:
             mark = "  " if a == b else "->"
             out.append(f"    {label:<16} {a:>6g} {mark} {b:g}")
+    if cal.false_alarms:
+        said = [f"{r['rule']} {r['false_alarms']} of {r['judged']}" for r in cal.false_alarms]
+        out.append(f"false alarms by rule: {said[0]} judged pages" + "".join(f", {x}" for x in said[1:]))
     return out
 
 
