@@ -20,9 +20,9 @@ from orchestrator.guidance.policy import DEFAULT_ANSWER_MIN, DEFAULT_DELIVER_MIN
 from orchestrator.guidance.wiring import MODES, path_for
 from orchestrator.infra import step_forms, yamlfile
 from orchestrator.infra.paths import config_path
+from orchestrator.infra.serve_config import ServeBlock, ServeConfig
 from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, PositiveFloat, Strict, convert, one_of
 from orchestrator.record.model import Rung
-from orchestrator.serve.settings import ServeBlock, ServeConfig
 from spiral.adapters import FORMATS
 
 DEFAULT_HEARTBEAT_S = 1800.0

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from orchestrator.demo.sink import free_port
+from orchestrator.infra.serve_config import ServeConfig
 from orchestrator.serve.server import make_server
-from orchestrator.serve.settings import ServeConfig
 from tests.browser import need_chromium, open_page
 from tests.helpers import CORPUS, cli, launch, start_watcher, state, ticket, wait, write_config
 from tests.ntfy import NtfyReceiver, parse_actions, press

@@ -145,7 +145,7 @@ def test_the_page_and_api_show_every_run_escaped_live_and_change_nothing(
         assert code == 200 and headers["Content-Type"].startswith("text/html")
         assert "script-src 'sha256-" in headers["Content-Security-Policy"]
         for run_id in (good, bad):
-            assert f'href="/runs/{run_id}/report"' in page and f">{run_id}</a>" in page
+            assert f'href="/runs/{run_id}"' in page and f">{run_id}</a>" in page
         # escaped: no tag of theirs survives, only the page's own one script
         assert page.count("<script") == 1
         assert "<img" not in page and "onerror=alert(1)>" not in page

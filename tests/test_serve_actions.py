@@ -19,10 +19,10 @@ from urllib.parse import urlencode
 
 import pytest
 
+from orchestrator.infra import action_tokens as tokens
 from orchestrator.infra.errors import UserError
-from orchestrator.serve import tokens
+from orchestrator.infra.serve_config import ServeConfig
 from orchestrator.serve.server import Server, make_server
-from orchestrator.serve.settings import ServeConfig
 from tests.helpers import cli, orchestrator_home, tripped_run
 
 

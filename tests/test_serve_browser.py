@@ -2,7 +2,7 @@
 
 The rows render (a hostile run's id and reason as text, never as HTML), the script's
 polling of /api/runs lands under the page's Content Security Policy with no console
-error, a row's link opens its report; a screenshot is saved under the test's tmp folder.
+error, a row's link opens its run page and that its report; a screenshot is saved under the test's tmp folder.
 """
 
 from __future__ import annotations
@@ -53,13 +53,16 @@ def test_the_live_page_renders_and_refreshes_in_chromium(tmp_path: Path, repo: P
         assert page.locator("#rows img, #rows script").count() == 0
         assert page.locator("#rows a", has_text=HOSTILE_ID).count() == 1  # shown as text
         assert "<script>alert(2)</script>" in page.locator("#rows").inner_text()
-        assert page.locator(f'#rows a[href="/runs/{run_id}/report"]').count() == 1
+        assert page.locator(f'#rows a[href="/runs/{run_id}"]').count() == 1
         shot = tmp_path / "serve.png"
         page.screenshot(path=str(shot), full_page=True)
         assert not page.console_errors, page.console_errors
         assert not dialogs
         with page.expect_navigation() as nav:
-            page.locator(f'#rows a[href="/runs/{run_id}/report"]').click()
+            page.locator(f'#rows a[href="/runs/{run_id}"]').click()
+        assert nav.value.status == 200 and page.url.endswith(f"/runs/{run_id}")  # the run page...
+        with page.expect_navigation() as nav:
+            page.get_by_role("link", name="Full report").click()  # ...and from it, the report
         assert nav.value.status == 200 and page.url.endswith(f"/runs/{run_id}/report")
         assert page.title() != "orchestrator runs"  # the report, not the list
     assert shot.stat().st_size > 10_000

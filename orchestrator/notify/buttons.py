@@ -6,8 +6,8 @@ address) and "open" (the run page)."""
 from __future__ import annotations
 
 from orchestrator.infra.errors import UserError
+from orchestrator.infra.serve_config import TOKEN_HEADER, ServeConfig, action_path
 from orchestrator.record.model import RunRecord
-from orchestrator.serve.settings import ServeConfig
 
 BUTTON_LABELS = {"nudge": "Nudge", "false-alarm": "False alarm"}
 
@@ -20,14 +20,11 @@ def for_notice(record: RunRecord, key: str, serve: ServeConfig, now: float) -> t
     ntfy = {"click": link}
     if not (serve.actions and key.split("-", 1)[0] == "spiral"):
         return link, ntfy
-    from orchestrator.serve.actions import fresh
-    from orchestrator.serve.posts import TOKEN_HEADER
-    from orchestrator.serve.run_page import action_path
-    from orchestrator.serve.tokens import load_key
+    from orchestrator.infra.action_tokens import load_key, mint_many
 
     wanted = (["nudge"] if record.active and record.guidance_via is not None else []) + ["false-alarm"]
     try:
-        made = fresh(load_key(), record.run_id, wanted, serve.action_ttl_s, now)
+        made = mint_many(load_key(), record.run_id, wanted, serve.action_ttl_s, now)
     except UserError:
         return link, ntfy  # no key to sign with (an unwritable state folder): the link alone
     buttons = [

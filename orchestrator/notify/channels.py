@@ -34,7 +34,7 @@ from orchestrator.infra import yamlfile
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
 from orchestrator.infra.redaction import redact, redact_cut
-from orchestrator.serve.settings import ServeConfig
+from orchestrator.infra.serve_config import ServeConfig
 
 ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget", "no_change", "gave_up")
 # "provider": the agent's model API kept failing (one notice per episode of retries)

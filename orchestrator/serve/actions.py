@@ -9,16 +9,15 @@ keeps its token spent and says why.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 
+from orchestrator.infra import action_tokens as tokens
 from orchestrator.infra.errors import UserError
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ActionTaken, RunRecord
-from orchestrator.serve import tokens
 from spiral.timestamps import format_ts
 
 GUIDANCE = ("nudge", "redirect", "wrap-up")  # the stock wordings (runs/guidance/stock.py)
@@ -133,9 +132,3 @@ def _record(rd: RunDir, token_id: str, result: str, ok: bool) -> None:
         state_file.update(rd, change)
     except UserError:
         pass  # the action was taken; only its note is missing (a full disk): the answer still says it
-
-
-def fresh(key: bytes, run_id: str, actions: list[str], ttl_s: float, now: float | None = None) -> dict[str, str]:
-    """A token for each action, good for `ttl_s` from now (for a page being drawn, or a notification)."""
-    until = (time.time() if now is None else now) + ttl_s
-    return {a: tokens.mint(key, run_id, a, until) for a in actions}

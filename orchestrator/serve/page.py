@@ -117,7 +117,7 @@ SCRIPT = (
     var tr = document.createElement("tr");
     tr.className = "r-" + String(r.region || "") + (hot(r) ? " hot" : "");
     var td = cell(tr, ""), a = document.createElement("a");
-    a.href = "/runs/" + encodeURIComponent(r.id) + "/report";
+    a.href = "/runs/" + encodeURIComponent(r.id);
     a.textContent = r.id;
     td.appendChild(a);
     cell(tr, r.ticket || ""); cell(tr, r.agent || ""); cell(tr, r.bucket || "");
@@ -247,7 +247,7 @@ def row_html(r: dict[str, Any]) -> str:
     evidence = r.get("evidence") or []
     ev = ('<ul class="evidence">' + "".join(f"<li>{_e(e)}</li>" for e in evidence) + "</ul>") if evidence else ""
     suspicion = f" ({_num(r['suspicion'], 2)})" if r.get("suspicion") else ""
-    link = f"/runs/{quote(str(r['id']), safe='')}/report"
+    link = f"/runs/{quote(str(r['id']), safe='')}"  # its run page (which links to the report)
     cells = [  # (extra class, inner HTML), one per column
         ("", f'<a href="{_e(link)}">{_e(r["id"])}</a>'),
         ("", _e(r.get("ticket") or "")),
@@ -284,7 +284,7 @@ def page_html(rows: list[dict[str, Any]]) -> str:
 </head>
 <body>
 <h1>Runs</h1>
-<p class="note">What the watcher last recorded in each run (this page changes nothing); a run's id opens its report.
+<p class="note">What the watcher last recorded in each run; a run's id opens its page.
 <span id="status">{len(rows)} runs</span></p>
 <table>
 <thead><tr>{head}</tr></thead>

@@ -1,6 +1,6 @@
 """The write side of `serve --actions`: POST /runs/<id>/act/<action>, and the run page it answers with.
 
-Only a token made for that run and action (serve/tokens.py) lets a request act: no cookie, no
+Only a token made for that run and action (infra/action_tokens.py) lets a request act: no cookie, no
 session, so a page on another site cannot act through a person's browser; a request a browser
 marks cross-site, or whose Origin is another site, is refused before the token is looked at. The
 token comes in the form (`token`, the run page's buttons) or in an `X-Action-Token` header (a
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote, urlsplit
 
 from orchestrator.infra.paths import runs_dir
+from orchestrator.infra.serve_config import TOKEN_HEADER
 from orchestrator.record.layout import RunDir
 from orchestrator.serve import actions, run_page
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 ACT_PATH = re.compile(r"/runs/([^/]+)/act/([^/]+)")
 MAX_BODY = 4096
-TOKEN_HEADER = "X-Action-Token"
 
 
 def answer(h: Handler, path: str) -> None:

@@ -9,9 +9,13 @@ from __future__ import annotations
 import base64
 import hashlib
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from orchestrator.infra.action_tokens import mint_many
+from orchestrator.infra.serve_config import action_path
+from orchestrator.record.layout import RunDir
 from orchestrator.record.model import RunRecord
 from orchestrator.serve.actions import LABELS
 
@@ -49,10 +53,6 @@ def _e(x: Any) -> str:
 
 def _items(lines: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>" if lines else '<p class="muted">none</p>'
-
-
-def action_path(run_id: str, action: str) -> str:
-    return f"/runs/{quote(run_id, safe='')}/act/{quote(action, safe='')}"
 
 
 def _button(run_id: str, action: str, token: str, extra: str = "") -> str:
@@ -126,6 +126,23 @@ def html(row: dict[str, Any], record: RunRecord, offered: dict[str, str] | None,
     report = f"/runs/{quote(run_id, safe='')}/report"
     parts.append(f'<p><a href="{_e(report)}">Full report</a> · <a href="/">All runs</a></p>')
     return _doc(f"run {run_id}", "\n".join(parts))
+
+
+def render(run_dir: Path, key: bytes | None, ttl_s: float, did: str | None, now: float) -> str:
+    """The run page as its record stands now: buttons (fresh tokens) when `key` is given (actions on);
+    `did`: the action just taken, whose outcome the page says first."""
+    from orchestrator.record import state_file
+    from orchestrator.serve import actions, rows
+
+    rd = RunDir(run_dir)
+    record = state_file.read_shared(rd)
+    row = rows.view_of(rd.path, now).to_dict()
+    offered = None if key is None else mint_many(key, rd.run_id, actions.offered(record), ttl_s, now)
+    said = None
+    last = next((a for a in reversed(record.actions) if a.action == did), None) if did else None
+    if last is not None:
+        said = ("note" if last.ok else "refused", f"{last.action}: {last.result}")
+    return html(row, record, offered, said)
 
 
 def confirm_html(run_id: str, token: str) -> str:

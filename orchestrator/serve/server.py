@@ -29,9 +29,9 @@ from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 from orchestrator import jsonout
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
+from orchestrator.infra.serve_config import ServeConfig
 from orchestrator.record.layout import RunDir
-from orchestrator.serve import actions, limits, page, posts, rows, run_page
-from orchestrator.serve.settings import ServeConfig
+from orchestrator.serve import limits, page, posts, rows, run_page
 
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 REPORT_PATH = re.compile(r"/runs/([^/]+)/report")
@@ -85,7 +85,7 @@ class Server(ThreadingHTTPServer):
     limiter: limits.Limiter
 
     def action_key(self) -> bytes:
-        from orchestrator.serve.tokens import load_key
+        from orchestrator.infra.action_tokens import load_key
 
         return load_key()
 
@@ -298,23 +298,9 @@ class Handler(BaseHTTPRequestHandler):
         if not RUN_ID.fullmatch(run_id) or not RunDir(root / run_id).is_run():
             self._send(HTTPStatus.NOT_FOUND, "text/plain", b"no such run\n")
             return
-        from orchestrator.record import state_file
-
-        now = time.time()
-        rd = RunDir(root / run_id)
-        record = state_file.read_shared(rd)
-        row = rows.view_of(rd.path, now).to_dict()
-        offered = None
-        if self.server.actions:
-            offered = actions.fresh(
-                self.server.action_key(), run_id, actions.offered(record), self.server.settings.action_ttl_s, now
-            )
-        said = None
-        if did is not None:
-            last = next((a for a in reversed(record.actions) if a.action == did), None)
-            if last is not None:
-                said = ("note" if last.ok else "refused", f"{last.action}: {last.result}")
-        self.send_html(HTTPStatus.OK, run_page.html(row, record, offered, said), run_page.CSP)
+        key = self.server.action_key() if self.server.actions else None
+        body = run_page.render(root / run_id, key, self.server.settings.action_ttl_s, did, time.time())
+        self.send_html(HTTPStatus.OK, body, run_page.CSP)
 
     def _report(self, run_id: str) -> None:
         root = runs_dir()

@@ -91,3 +91,8 @@ def check(key: bytes, token: str, run_id: str, action: str, now: float) -> str:
     if now >= expires:
         raise TokenError("the action token has expired: open the run page again for a fresh one")
     return token_id
+
+
+def mint_many(key: bytes, run_id: str, actions: list[str], ttl_s: float, now: float) -> dict[str, str]:
+    """A token for each action, good for `ttl_s` from `now` (for a page being drawn, or a notification)."""
+    return {a: mint(key, run_id, a, now + ttl_s) for a in actions}

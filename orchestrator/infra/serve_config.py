@@ -12,6 +12,12 @@ from msgspec import Meta
 from orchestrator.infra.typed_yaml import Invalid, PositiveFloat, Strict
 
 DEFAULT_TTL_HOURS = 24.0
+TOKEN_HEADER = "X-Action-Token"  # where a notification's button carries its token (never in the address)
+
+
+def action_path(run_id: str, action: str) -> str:
+    """Where an action on a run is posted (`serve --actions`)."""
+    return f"/runs/{quote(run_id, safe='')}/act/{quote(action, safe='')}"
 
 
 @dataclass(frozen=True)
