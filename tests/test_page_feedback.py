@@ -16,10 +16,9 @@ from typing import Any
 import duckdb
 
 from orchestrator.ledger import store as ledger
-from orchestrator.ledger.rows import page_rows
 from orchestrator.record import state_file
 from orchestrator.record.model import Episode, RunRecord, SpiralState
-from orchestrator.runs.feedback import pages_of, verdicts
+from orchestrator.record.pages import verdicts
 from spiral.timestamps import format_ts
 from tests.helpers import cli, one_line_error, orchestrator_home
 
@@ -190,13 +189,6 @@ def test_verdicts_reach_history_pages_and_calibrate(tmp_path: Path) -> None:
         ("rep-c-1", 2, "false-alarm", "cli"),
         ("stall-d-1", 1, None, None),
     ]
-
-    # the ledger reads pages and verdicts as runs/feedback.py does (it cannot import it: a layer below)
-    for name in (shim, healthy, "poll-a-1", "poll-b-1", "rep-c-1", "stall-d-1"):
-        record = state_file.read(runs / name)
-        pages, judged = page_rows(record)
-        assert [(n, s) for n, _, s in pages] == [(n, list(dict.fromkeys(s))) for n, s in pages_of(record)]
-        assert [(n, v) for n, v, *_ in judged] == sorted((n, f.verdict) for n, f in verdicts(record).items())
 
     # feedback's bad input: one line, exit 2, no traceback; nothing recorded
     one_line_error(cli("feedback", healthy, "useful"), f"run {healthy} has not paged")

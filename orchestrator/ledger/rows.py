@@ -15,6 +15,7 @@ from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Delivered, RunRecord
+from orchestrator.record.pages import pages, verdicts
 from spiral.adapters import make_adapter
 from spiral.timestamps import parse_ts
 
@@ -148,25 +149,11 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
 
 
 def page_rows(record: RunRecord) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The `pages` rows (every page the run tripped: the first, then each later episode's) and the
-    `page_feedback` rows (the verdict that counts for a page: the latest given), as
-    runs/feedback.py's `pages_of` and `verdicts` read them (the ledger sits below runs/, so it
-    cannot import them; tests/test_page_feedback.py checks that the two agree)."""
-    s = record.spiral
-    pages: list[tuple[Any, ...]] = []
-    if s.tripped_in_soft_band:
-        pages.append((1, s.tripped_at_min, _unique(s.page_signals or s.signals)))
-    pages += [
-        (e.n, e.tripped_at_min, _unique(e.signals)) for e in s.episodes if e.tripped_at_min is not None and e.n != 1
-    ]
-    latest = {f.episode: f for f in record.feedback}
-    feedback = [(n, f.verdict, _unique(f.signals), _when(f.at), f.via) for n, f in sorted(latest.items())]
-    return pages, feedback
-
-
-def _unique(signals: list[str]) -> list[str]:
-    """A page's signals, each once, in the order it named them: a page counts once per rule."""
-    return list(dict.fromkeys(signals))
+    """The `pages` rows (every page the run tripped) and the `page_feedback` rows (the verdict that
+    counts for a page: the latest given), as record/pages.py reads them."""
+    judged = verdicts(record)
+    feedback = [(n, f.verdict, list(dict.fromkeys(f.signals)), _when(f.at), f.via) for n, f in sorted(judged.items())]
+    return pages(record), feedback
 
 
 def _delivery(d: Delivered | None) -> dict[str, Any]:

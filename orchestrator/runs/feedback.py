@@ -13,41 +13,24 @@ from orchestrator.infra.errors import UserError
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import PageFeedback, RunRecord
+from orchestrator.record.pages import pages
 from spiral.timestamps import format_ts
 
 VERDICTS = ("useful", "false-alarm")
 VIA = ("cli", "page", "notification")
 
 
-def pages_of(record: RunRecord) -> list[tuple[int, list[str]]]:
-    """The run's pages as (episode, the signals it named): the first page, then each later episode's."""
-    s = record.spiral
-    out: list[tuple[int, list[str]]] = []
-    if s.tripped_in_soft_band:
-        out.append((1, list(s.page_signals or s.signals)))
-    out += [(e.n, list(e.signals)) for e in s.episodes if e.tripped_at_min is not None and e.n != 1]
-    return out
-
-
-def verdicts(record: RunRecord) -> dict[int, PageFeedback]:
-    """The verdict that counts for each judged page: the latest given."""
-    out: dict[int, PageFeedback] = {}
-    for f in record.feedback:
-        out[f.episode] = f
-    return out
-
-
 def judge(record: RunRecord, verdict: str, via: str, now: float, episode: int | None = None) -> PageFeedback:
     """Add a verdict to `record` (the caller holds the lock and writes); UserError when there is nothing to judge."""
     if verdict not in VERDICTS:
         raise UserError(f"the verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
-    pages = pages_of(record)
-    if not pages:
+    made = [(n, signals) for n, _, signals in pages(record)]
+    if not made:
         raise UserError(f"run {record.run_id} has not paged: there is no page to judge")
-    by_episode = dict(pages)
-    n = pages[-1][0] if episode is None else episode
+    by_episode = dict(made)
+    n = made[-1][0] if episode is None else episode
     if n not in by_episode:
-        raise UserError(f"run {record.run_id} has no page {n} (its pages: {', '.join(str(p) for p, _ in pages)})")
+        raise UserError(f"run {record.run_id} has no page {n} (its pages: {', '.join(str(p) for p, _ in made)})")
     given = PageFeedback(verdict=verdict, at=format_ts(now), episode=n, signals=by_episode[n], via=via)
     record.feedback.append(given)
     return given

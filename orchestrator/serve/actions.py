@@ -52,9 +52,9 @@ def offered(record: RunRecord) -> list[str]:
         out.append("snooze")
     if record.active:
         out.append("kill")
-    from orchestrator.runs.feedback import pages_of
+    from orchestrator.record.pages import pages
 
-    if pages_of(record):
+    if pages(record):
         out += VERDICT
     return out
 

@@ -78,11 +78,11 @@ def _guidance(record: RunRecord) -> list[str]:
 
 
 def _pages(record: RunRecord) -> list[str]:
-    from orchestrator.runs.feedback import pages_of, verdicts
+    from orchestrator.record.pages import pages, verdicts
 
     judged = verdicts(record)
     out = []
-    for n, signals in pages_of(record):
+    for n, _, signals in pages(record):
         notice = record.notices.get("spiral" if n == 1 else f"spiral-{n}")
         sent = "sent" if notice is not None and notice.delivered else "not sent yet"
         v = judged.get(n)
