@@ -33,6 +33,7 @@ from tests.helpers import (
 
 STATUS_KEYS = {
     "id",
+    "at_threshold",
     "feedback",
     "actions",
     "ladder_snoozed_until",

@@ -160,12 +160,14 @@ def test_runs_sort_by_urgency_and_keep_their_order_within_a_group() -> None:
         _row("page-failed", "running", tripped_at_min=30.0, page_error="connection refused"),
         _row("sent", "launching", notified=True),
         _row("ended-2", "failed"),
+        _row("at-threshold", "running", at_threshold=True),  # over the threshold before the soft band
     ]
     got = [r["id"] for r in by_urgency(rows)]
     assert got == [
         "due",
         "page-failed",
         "sent",
+        "at-threshold",
         "queued-1",
         "running-1",
         "launching-1",
@@ -174,7 +176,7 @@ def test_runs_sort_by_urgency_and_keep_their_order_within_a_group() -> None:
         "unreadable",
         "ended-2",
     ]
-    assert [urgency(r) for r in by_urgency(rows)] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 2]
+    assert [urgency(r) for r in by_urgency(rows)] == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2]
     assert [r["id"] for r in rows][0] == "ended-1"  # the rows given are left as they were
     html = page_html(rows)
     assert [html.index(f">{x}</a>") for x in got] == sorted(html.index(f">{x}</a>") for x in got)

@@ -62,6 +62,7 @@ class RunView:
             "suspicion": json_number(spiral.suspicion),
             "evidence": [redact_cut(e) for e in spiral.evidence],  # again: a record an older version wrote
             "tripped_at_min": spiral.tripped_at_min,
+            "at_threshold": spiral.tripped_since_min is not None,  # suspicion at or over the threshold now
             "notified": spiral.notified,
             "page_error": notices["spiral"]["last_error"] if "spiral" in notices else None,
             "notices": notices,

@@ -77,7 +77,7 @@ SCRIPT = (
   function set(x) { return x !== null && x !== undefined; }
   // as by_urgency in page.py: a live run that paged (or should have) first, then the others at work or
   // queued, then the rest, each group in the order the server gave
-  function hot(r) { return LIVE.indexOf(r.state) >= 0 && Boolean(r.notified || r.page_error || set(r.tripped_at_min)); }
+  function hot(r) { return LIVE.indexOf(r.state) >= 0 && Boolean(r.notified || r.page_error || set(r.tripped_at_min) || r.at_threshold); }
   function urgency(r) { return hot(r) ? 0 : (LIVE.indexOf(r.state) >= 0 || WAITING.indexOf(r.state) >= 0) ? 1 : 2; }
   function byUrgency(runs) {
     return runs.map(function (r, i) { return [urgency(r), i, r]; })
@@ -223,10 +223,10 @@ def _e(x: Any) -> str:
 
 
 def hot(r: dict[str, Any]) -> bool:
-    """A live run whose detector tripped: its suspicion reached the threshold where a page is due (sent,
-    due or failed). The row carries no threshold; `tripped_at_min` is set when the verdict crossed it."""
+    """A live run at the threshold: its suspicion is at or over it now (`at_threshold`, in any band), or
+    it paged (sent, due or failed)."""
     paged = r.get("notified") or r.get("page_error") or r.get("tripped_at_min") is not None
-    return r.get("state") in LIVE and bool(paged)
+    return r.get("state") in LIVE and bool(paged or r.get("at_threshold"))
 
 
 def urgency(r: dict[str, Any]) -> int:
