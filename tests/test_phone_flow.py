@@ -97,15 +97,24 @@ def test_a_page_opens_the_run_page_on_a_phone_and_each_button_acts(tmp_path: Pat
             wait(lambda: state(home, run_id)["guidance"][0]["received_at"] is not None, 60, "the receipt")
             page.reload()
             assert "g1 nudge by person: received" in page.locator("#guidance").inner_text()
+            # the other stock wordings
+            for name, said in (("Redirect", "redirect queued as g2"), ("Wrap up", "wrap-up queued as g3")):
+                with page.expect_navigation():
+                    page.get_by_role("button", name=name).click()
+                assert said in page.locator("#said").inner_text()
             # snooze the ladder
             with page.expect_navigation():
                 page.get_by_role("button", name="Snooze ladder 1 h").click()
             assert "ladder snoozed until" in page.locator("#said").inner_text()
             assert state(home, run_id)["ladder_snoozed_until"] is not None
-            # a verdict on the page
+            # a verdict on the page, then a second thought: the later one counts
+            with page.expect_navigation():
+                page.get_by_role("button", name="False alarm").click()
+            assert "page 1 judged false-alarm" in page.locator("#said").inner_text()
             with page.expect_navigation():
                 page.get_by_role("button", name="Useful page").click()
             assert "page 1 judged useful" in page.locator("#said").inner_text()
+            assert "judged useful" in page.locator("text=page 1:").inner_text()
             # kill asks first; then the run ends
             with page.expect_navigation():
                 page.get_by_role("button", name="Kill…").click()
@@ -118,7 +127,16 @@ def test_a_page_opens_the_run_page_on_a_phone_and_each_button_acts(tmp_path: Pat
             assert not page.console_errors, page.console_errors
         s = state(home, run_id)
         assert s["state"] == "killed"
-        assert [a["action"] for a in s["actions"]] == ["nudge", "snooze", "useful", "kill"]
+        assert [a["action"] for a in s["actions"]] == [
+            "nudge",
+            "redirect",
+            "wrap-up",
+            "snooze",
+            "false-alarm",
+            "useful",
+            "kill",
+        ]
+        assert [g["kind"] for g in s["guidance"]] == ["nudge", "redirect", "wrap-up"]
         assert all(a["ok"] and a["remote"] == "127.0.0.1" for a in s["actions"])
         assert s["feedback"][-1]["verdict"] == "useful" and s["feedback"][-1]["via"] == "page"
         # the report lists them too
