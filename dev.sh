@@ -24,6 +24,10 @@ agents_ready() {
   echo "dev.sh: installing the pinned agent CLIs into agents/node_modules (first run only)..." >&2
   (cd "$here/agents" && npm ci --no-audit --no-fund --loglevel=error >&2) && cksum < "$lock" > "$mark"
 }
+# a source checkout has the shared real agent logs beside it: `eval --bench` replays them too
+if [ -z "${ORCHESTRATOR_REAL_TRACES:-}" ] && [ -d "$here/../shared/real-traces" ]; then
+  export ORCHESTRATOR_REAL_TRACES="$here/../shared/real-traces"
+fi
 cmd="${1:-}"
 case "$cmd" in
   test)

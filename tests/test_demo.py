@@ -28,7 +28,9 @@ def test_demo_shows_both_runs_and_the_spiral_verdict() -> None:
     assert "would have paged at" in spiral
     assert "tmp_debug_mc" in spiral and "debris files" in spiral
     assert "stalled" in spiral and "stuck time" in spiral
-    runs = Path(os.environ["ORCHESTRATOR_HOME"]) / "runs"
+    own = Path(os.environ["ORCHESTRATOR_HOME"]) / "demo"  # a state folder of its own...
+    assert not (Path(os.environ["ORCHESTRATOR_HOME"]) / "runs").exists()  # ...so the person's stays theirs
+    runs = own / "runs"
     states = {d.name.split("-2")[0]: json.loads((d / "state.json").read_text()) for d in runs.iterdir()}
     assert states["demo-healthy-feature"]["state"] == "succeeded"
     shim = states["demo-fixture-shim"]
@@ -40,7 +42,8 @@ def test_demo_shows_both_runs_and_the_spiral_verdict() -> None:
     branch = healthy_state["delivered"]["branch"]
     said = " ".join(healthy.split())  # (the console wraps long lines)
     assert f"its work is on branch {branch} of {healthy_state['repo']}" in said
-    assert f"see it: ./dev.sh diff {healthy_state['run_id']} --stat" in said
+    assert f"see it: ORCHESTRATOR_HOME={own} ./dev.sh diff {healthy_state['run_id']} --stat" in said
+    assert f"see the runs: ORCHESTRATOR_HOME={own} ./dev.sh status" in " ".join(out.split())
     pushed = subprocess.run(["git", "rev-parse", "--verify", branch], cwd=healthy_state["repo"], capture_output=True)
     assert pushed.returncode == 0 and pushed.stdout.decode().strip() == healthy_state["delivered"]["commit"]
     shown = subprocess.run(
@@ -49,5 +52,6 @@ def test_demo_shows_both_runs_and_the_spiral_verdict() -> None:
         capture_output=True,
         text=True,
         timeout=60,
+        env={**os.environ, "ORCHESTRATOR_HOME": str(own)},
     )
     assert shown.returncode == 0 and "changed" in shown.stdout and "|" in shown.stdout, shown

@@ -80,7 +80,7 @@ def _pages(*args: str) -> dict[str, Any]:
 
 
 def test_verdicts_reach_history_pages_and_calibrate(tmp_path: Path) -> None:
-    demo = cli("demo", "--speed", "300", timeout=180)
+    demo = cli("demo", "--speed", "300", "--here", timeout=180)  # its runs beside the others
     assert demo.returncode == 0, demo.stderr
     runs = orchestrator_home() / "runs"
     shim = next(d.name for d in runs.iterdir() if d.name.startswith("demo-fixture-shim"))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,3 +20,10 @@ def console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+
+
+def print_json(obj: Mapping[str, Any]) -> None:
+    """One JSON document (with the version key) on stdout."""
+    from orchestrator import jsonout
+
+    sys.stdout.write(jsonout.document(obj))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.config import load
+from orchestrator.config import UserConfig
 from orchestrator.demo.run import run_demo, summary_lines
 from orchestrator.demo.sink import Sink
 from orchestrator.infra.paths import runs_dir
@@ -14,7 +14,8 @@ from orchestrator.runs.view import RunView
 from orchestrator.tables import status_table
 
 
-def show_demo(console: Console, speed: float) -> None:
+def show_demo(console: Console, speed: float, cfg: UserConfig, cli: str) -> None:
+    """The demo on the terminal; `cli` is how the person reaches its runs (`ORCHESTRATOR_HOME=... ./dev.sh`)."""
     last = [-10.0]
 
     def show(views: list[RunView], t: float) -> None:
@@ -26,7 +27,6 @@ def show_demo(console: Console, speed: float) -> None:
     console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}", markup=False)
     with Sink() as sink:
         # the pages go to a receiver the demo runs on 127.0.0.1, and to your own targets if you have any
-        cfg = load()
         yours = from_config(cfg).targets
         notifier = Notifier(targets=[Target(sink.url), *yours], events=("spiral", "stalled"))
         console.print(f"notifications go to a local sink: {sink.url}")
@@ -37,9 +37,10 @@ def show_demo(console: Console, speed: float) -> None:
         views = run_demo(BucketsFile(), cfg, show, speed, notifier)
         received = sink.bodies()
     console.print("[bold]summary[/]")
-    for line in summary_lines(views):
+    for line in summary_lines(views, cli):
         console.print(line, markup=False)
     console.print(f"[bold]delivered to the local sink ({len(received)} notification(s))[/]")
     for body in received:
         console.print(f"--- {body.get('title', '')}", markup=False)
         console.print(str(body.get("message", body)), markup=False)
+    console.print(f"see the runs: {cli} status", markup=False)

@@ -112,7 +112,7 @@ def run_demo(
         time.sleep(min(0.5, 30.0 / speed))  # at least one look per 30 s of run time
 
 
-def summary_lines(views: list[RunView]) -> list[str]:
+def summary_lines(views: list[RunView], cli: str = CLI) -> list[str]:
     out = []
     for v in views:
         d = v.to_dict()
@@ -131,7 +131,7 @@ def summary_lines(views: list[RunView]) -> list[str]:
         if delivered is not None and delivered.pushed_at is not None:
             out.append(f"  its work is on branch {delivered.branch}")
             out.append(f"    of {v.record.repo}")
-            out.append(f"  see it: {CLI} diff {d['id']} --stat")
+            out.append(f"  see it: {cli} diff {d['id']} --stat")
         elif delivered is not None:
             out.append(f"  its work was not delivered: {delivered.error}")
     return out
