@@ -736,10 +736,10 @@ def ours_alone(per_family: int) -> float:
 def ours_from_files(per_family: int) -> float:
     """The bench's case folders (families.generate, as runner.run wrote them), each replayed once through OURS."""
     from orchestrator.corpus.benchmark import families, runner
-    from orchestrator.corpus.case import load_case
-    from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
     from orchestrator.corpus.replay import walk_recording
+    from orchestrator.record.case import load_case
     from orchestrator.record.layout import CaseFiles
+    from orchestrator.record.run_files import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
     from spiral.adapters import make_adapter
     from spiral.settings import Settings, merge
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 import statistics
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +76,19 @@ def test_every_import_points_down() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_runs_and_the_ledger_read_run_folders_without_the_corpus() -> None:
+    """Reading a run folder's files (its log, snapshots, case.yaml) is record/'s; the corpus keeps to
+    corpus work (replay, eval, the benchmark, import), so the run pass and the ledger never import it."""
+    wrong = [
+        f"{module} imports {target}"
+        for module, path in _modules()
+        if module.startswith(("orchestrator.runs", "orchestrator.ledger"))
+        for target in _imports(path)
+        if target.startswith("orchestrator.corpus")
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_detector_imports_nothing_of_the_orchestrator_and_does_no_io() -> None:
     banned = re.compile(r"^\s*(import|from)\s+(orchestrator|os|subprocess|time|random|socket|pathlib)\b", re.M)
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "spiral").rglob("*.py") if banned.search(p.read_text())]
@@ -108,8 +122,16 @@ def test_every_subprocess_goes_through_the_wrapper() -> None:
     assert not offenders
 
 
+SOFT_LINES = 400  # past it, a module is named in a warning: worth splitting when it is next touched
+HARD_LINES = 600  # past it, a module fails the suite
+
+
 def test_modules_stay_small() -> None:
+    """A size that warns rather than cuts: a module over 400 lines is named (a hint to split it along
+    its concerns), never forced under the line by moving a few lines elsewhere; only 600 fails."""
     sizes = {str(p.relative_to(ROOT)): len(p.read_text().splitlines()) for _, p in _modules()}
     assert statistics.median(sizes.values()) < 150
-    too_big = {k: v for k, v in sizes.items() if v > 400}
-    assert not too_big
+    big = {k: v for k, v in sizes.items() if v > SOFT_LINES}
+    if big:
+        warnings.warn(f"modules over {SOFT_LINES} lines: {big}", stacklevel=1)
+    assert not {k: v for k, v in sizes.items() if v > HARD_LINES}

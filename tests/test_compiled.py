@@ -27,7 +27,8 @@ needs_build = pytest.mark.skipif(not COMPILED, reason=f"spiral is not compiled i
 REPLAY_ALL = """
 import json, sys
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.replay import find_cases, replay_case
+from orchestrator.corpus.replay import replay_case
+from orchestrator.record.case import find_cases
 import spiral
 out = {"mode": spiral.MODE, "cases": {}}
 for folder in find_cases([__import__("pathlib").Path("corpus")])[0]:
@@ -39,8 +40,8 @@ print(json.dumps(out, sort_keys=True))
 PICKLE_ROUND = """
 import pickle, sys
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.case import load_case
-from orchestrator.corpus.recorded import LineCounter, read_events
+from orchestrator.record.case import load_case
+from orchestrator.record.run_files import LineCounter, read_events
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.replay import find_cases, replay_case
+from orchestrator.corpus.replay import replay_case
+from orchestrator.record.case import find_cases
 from tests.helpers import CORPUS, ROOT
 
 CASES = find_cases([CORPUS])[0]

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.case import load_case
 from orchestrator.corpus.replay import ReplayResult, replay_case
+from orchestrator.record.case import load_case
 from spiral.settings import Settings
 from tests.helpers import CORPUS, SEED_RAW
 

@@ -25,10 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.case import load_case
-from orchestrator.corpus.recorded import parse_snapshot_line, read_tracked
 from orchestrator.corpus.replay import replay_case
+from orchestrator.record.case import load_case
 from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import parse_snapshot_line, read_tracked
 from orchestrator.runs import evaluator
 from spiral.adapters import make_adapter
 from spiral.detector import Detector

@@ -465,8 +465,8 @@ def test_the_demo_agent_reads_its_inbox(tmp_path: Path, repo: Path, home: Path) 
 
 def test_a_nudged_run_folder_replays_with_its_restarts(tmp_path: Path) -> None:
     from orchestrator.buckets import BucketsFile
-    from orchestrator.corpus.case import load_case
     from orchestrator.corpus.replay import replay_case
+    from orchestrator.record.case import load_case
 
     case = tmp_path / "case"
     import shutil

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from orchestrator.corpus.case import load_case
 from orchestrator.record import case_file
+from orchestrator.record.case import load_case
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import VERSION, RunRecord, from_builtins, to_builtins
 from tests.helpers import CORPUS, TINY, cli, copy_case, launch, one_line_error, state, status_json, ticket, wait

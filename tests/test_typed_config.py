@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator import config
-from orchestrator.corpus.case import Expect, load_case
 from orchestrator.infra.errors import UserError
+from orchestrator.record.case import Expect, load_case
 from orchestrator.runs import tickets
 from tests.helpers import CORPUS
 

@@ -14,9 +14,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from orchestrator.corpus.case import SCOPE_GLOB
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.redaction import redact, secret_name
+from orchestrator.record.case import SCOPE_GLOB
 from orchestrator.record.case_file import with_scope, write_case
 from orchestrator.record.layout import CaseFiles
 from spiral.adapters import FORMATS, make_adapter

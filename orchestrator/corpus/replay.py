@@ -10,8 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.case import Case, load_case
-from orchestrator.corpus.recorded import (
+from orchestrator.infra.errors import UserError
+from orchestrator.infra.gc_policy import fewer_collections
+from orchestrator.infra.redaction import redact, redact_cut
+from orchestrator.record.case import Case, find_cases, load_case
+from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import (
     LineCounter,
     distinct_snapshots,
     events_in,
@@ -19,10 +23,6 @@ from orchestrator.corpus.recorded import (
     read_snapshots,
     read_tracked,
 )
-from orchestrator.infra.errors import UserError
-from orchestrator.infra.gc_policy import fewer_collections
-from orchestrator.infra.redaction import redact, redact_cut
-from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import make_adapter
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
@@ -206,26 +206,6 @@ def _judge(r: ReplayResult) -> list[str]:
     if missing:
         out.append("signals not fired: " + ", ".join(missing))
     return out
-
-
-def find_cases(dirs: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
-    """The case folders under `dirs`, and a broken entry (`{"case", "error"}`) for each folder that
-    could not be listed: a case hidden by a permission is reported, never silently left out."""
-    found: list[Path] = []
-    unlisted: list[dict[str, Any]] = []
-
-    def refused(exc: OSError) -> None:
-        unlisted.append({"case": str(exc.filename), "error": f"cannot list the folder: {exc.strerror or exc}"})
-
-    for d in dirs:
-        if not d.exists():
-            raise UserError(f"{d}: no such folder")
-        if CaseFiles(d).is_case():
-            found.append(d)
-            continue
-        under = [Path(root) for root, subdirs, files in os.walk(d, onerror=refused) if CASE_YAML in files + subdirs]
-        found.extend(sorted(under))
-    return found, unlisted
 
 
 _PARALLEL_MIN_CASES = 64

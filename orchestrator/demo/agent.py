@@ -17,12 +17,12 @@ from pathlib import Path
 
 import orjson
 
-from orchestrator.corpus.case import load_case
-from orchestrator.corpus.recorded import LineCounter, read_events, read_snapshots
 from orchestrator.guidance import inbox
 from orchestrator.infra import proc
 from orchestrator.infra.errors import UserError
+from orchestrator.record.case import load_case
 from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import LineCounter, read_events, read_snapshots
 from spiral.model import Snapshot
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from orchestrator import data
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
-from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra import proc
 from orchestrator.infra.cli_name import CLI
 from orchestrator.infra.paths import home
 from orchestrator.notify.channels import Notifier
 from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import read_tracked
 from orchestrator.runs import monitor
 from orchestrator.runs.launch import launch
 from orchestrator.runs.view import RunView

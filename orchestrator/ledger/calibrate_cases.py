@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.corpus.case import SUCCEEDED_OUTCOMES, load_case
-from orchestrator.corpus.replay import find_cases
 from orchestrator.infra.errors import UserError
 from orchestrator.ledger.rows import scan_log
+from orchestrator.record.case import SUCCEEDED_OUTCOMES, find_cases, load_case
 from orchestrator.record.layout import CaseFiles
 
 

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.corpus.recorded import LineCounter, events_in
 from orchestrator.infra.errors import UserError
 from orchestrator.ledger import prices as pricing
 from orchestrator.ledger.agent_records import RunSpend
@@ -16,6 +15,7 @@ from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Delivered, RunRecord
 from orchestrator.record.pages import pages, verdicts
+from orchestrator.record.run_files import LineCounter, events_in
 from spiral.adapters import make_adapter
 from spiral.timestamps import parse_ts
 

@@ -6,11 +6,11 @@ import time
 from pathlib import Path
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.case import load_case
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.redaction import redact_cut
 from orchestrator.ledger import prices
 from orchestrator.record import state_file
+from orchestrator.record.case import load_case
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import CaseFiles, RunDir
 from orchestrator.record.model import Delivered, Notice

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.buckets import BucketsFile
-from orchestrator.corpus.case import Case
-from orchestrator.corpus.recorded import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.corpus.replay import provider_intervals
 from orchestrator.ledger import prices
 from orchestrator.notify.pages import redact, redact_cut
+from orchestrator.record.case import Case
 from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import LineCounter, distinct_snapshots, read_events, read_snapshots, read_tracked
 from orchestrator.report.timeline import KINDS, Call, Tick, Timeline, run_time
 from spiral import model
 from spiral.adapters import make_adapter

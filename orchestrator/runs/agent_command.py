@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.config import UserConfig
-from orchestrator.corpus.case import load_case
 from orchestrator.guidance import wiring
 from orchestrator.infra.errors import UserError
+from orchestrator.record.case import load_case
 from orchestrator.runs import tickets
 
 MAX_ARG_BYTES = 128 * 1024  # Linux's limit on one argument (MAX_ARG_STRLEN), its final NUL included

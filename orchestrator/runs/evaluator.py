@@ -28,13 +28,13 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from orchestrator.corpus.recorded import parse_snapshot_line
 from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.infra.lines import open_at as _open_at  # (a module global: a test replaces it)
 from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.notify.pages import redact
 from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import parse_snapshot_line
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import LineCounter, envelopes

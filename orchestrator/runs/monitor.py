@@ -15,7 +15,6 @@ import msgspec
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
-from orchestrator.corpus.recorded import read_tracked
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.paths import runs_dir
 from orchestrator.ledger import prices
@@ -25,6 +24,7 @@ from orchestrator.record import case_file, state_file
 from orchestrator.record.clock import RunClock
 from orchestrator.record.layout import STATE_JSON, RunDir
 from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
+from orchestrator.record.run_files import read_tracked
 from orchestrator.runs import budget, evaluator, fleet, liveness
 from orchestrator.runs.executors import base as executors
 from orchestrator.runs.guidance import escalate, track

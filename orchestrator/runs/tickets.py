@@ -11,11 +11,11 @@ from typing import Annotated, Any
 from msgspec import Meta
 
 from orchestrator.config import CloneSteps, StepKeys, UserConfig, steps_of
-from orchestrator.corpus.case import Globs, scope_globs
 from orchestrator.guidance import ladder
 from orchestrator.infra import step_forms, yamlfile
 from orchestrator.infra.errors import UserError, read_text
 from orchestrator.infra.typed_yaml import FreeMapping, Paths, PositiveFloat, convert, one_of
+from orchestrator.record.case import Globs, scope_globs
 from orchestrator.record.layout import CaseFiles
 from orchestrator.record.model import Rung
 from spiral.settings import BUCKET_NAMES

@@ -25,9 +25,9 @@ from orchestrator.corpus.benchmark.realsessions_table import markdown as markdow
 from orchestrator.corpus.benchmark.realsessions_table import summary as summary
 from orchestrator.corpus.benchmark.realsessions_table import text as text
 from orchestrator.corpus.importer import read_records, timestamp_records
-from orchestrator.corpus.recorded import LineCounter, read_events
 from orchestrator.corpus.replay import walk_recording
 from orchestrator.infra import yamlfile
+from orchestrator.record.run_files import LineCounter, read_events
 from spiral.adapters import make_adapter
 from spiral.model import ToolCall
 from spiral.settings import Bucket, Settings

@@ -9,17 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.corpus.benchmark import families
-from orchestrator.corpus.case import Case, load_case, scope_globs
 from orchestrator.corpus.log_lines import read_back_ts
-from orchestrator.corpus.recorded import (
+from orchestrator.corpus.timeline import Rendered
+from orchestrator.record.case import Case, load_case, scope_globs
+from orchestrator.record.layout import CaseFiles
+from orchestrator.record.run_files import (
     LineCounter,
     distinct_snapshots,
     read_events,
     read_snapshots,
     read_tracked,
 )
-from orchestrator.corpus.timeline import Rendered
-from orchestrator.record.layout import CaseFiles
 from spiral.adapters import make_adapter
 from spiral.model import Snapshot, ToolCall
 from spiral.porcelain import parse_porcelain

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,6 +12,7 @@ from typing import Annotated, Any
 from msgspec import Meta
 
 from orchestrator.infra import yamlfile
+from orchestrator.infra.errors import UserError
 from orchestrator.infra.typed_yaml import FreeMapping, Invalid, NonNegativeFloat, Paths, Strict, convert, one_of
 from orchestrator.record.layout import CASE_YAML, CaseFiles
 from spiral.adapters import FORMATS
@@ -148,3 +150,23 @@ def _when(value: Any) -> float | None:
     if isinstance(value, datetime):  # YAML reads unquoted timestamps itself
         return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
     return parse_ts(value) if isinstance(value, str) else None
+
+
+def find_cases(dirs: list[Path]) -> tuple[list[Path], list[dict[str, Any]]]:
+    """The case folders under `dirs`, and a broken entry (`{"case", "error"}`) for each folder that
+    could not be listed: a case hidden by a permission is reported, never silently left out."""
+    found: list[Path] = []
+    unlisted: list[dict[str, Any]] = []
+
+    def refused(exc: OSError) -> None:
+        unlisted.append({"case": str(exc.filename), "error": f"cannot list the folder: {exc.strerror or exc}"})
+
+    for d in dirs:
+        if not d.exists():
+            raise UserError(f"{d}: no such folder")
+        if CaseFiles(d).is_case():
+            found.append(d)
+            continue
+        under = [Path(root) for root, subdirs, files in os.walk(d, onerror=refused) if CASE_YAML in files + subdirs]
+        found.extend(sorted(under))
+    return found, unlisted
