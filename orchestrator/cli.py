@@ -27,7 +27,7 @@ from orchestrator.commands.serve import serve_command
 from orchestrator.commands.snooze import snooze_command
 from orchestrator.commands.status import status_command
 from orchestrator.commands.watch import watch_command
-from orchestrator.infra import gc_policy
+from orchestrator.infra import collector
 from orchestrator.infra.errors import UserError
 
 app = typer.Typer(
@@ -68,7 +68,7 @@ app.add_typer(ledger_app, name="ledger")
 
 
 def main() -> None:
-    gc_policy.for_the_process()
+    collector.for_the_process()
     for stream in (sys.stdout, sys.stderr):
         # a terminal or pipe that cannot show a character (LANG=C, PYTHONIOENCODING=ascii) gets a "?"
         # for it, not a traceback halfway through a table

@@ -117,7 +117,7 @@ def test_a_receipt_written_just_after_the_pass_took_the_claim_still_names_its_pa
     from orchestrator.buckets import BucketsFile
     from orchestrator.record.model import RunRecord
     from orchestrator.runs import evaluator
-    from orchestrator.runs.guidance import track
+    from orchestrator.runs.steering import track
     from spiral.detector import Detector
     from spiral.timestamps import format_ts
 
@@ -514,7 +514,7 @@ def test_a_run_that_ends_right_after_the_receipt_is_answered_on_what_it_did_afte
 def test_a_recovered_answer_is_revised_when_the_agent_trips_again_later() -> None:
     from orchestrator.guidance.policy import Policy
     from orchestrator.record.model import Episode, RunRecord, SpiralState
-    from orchestrator.runs.guidance.track import _answer
+    from orchestrator.runs.steering.track import _answer
     from spiral.verdict import Verdict
 
     quiet = Verdict(elapsed_min=16.0, expected_min=20.0, region="soft", findings=(), suspicion=0, threshold=2)

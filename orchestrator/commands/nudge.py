@@ -33,9 +33,9 @@ def nudge_command(
     is refreshed first, as a watcher pass would: one whose supervisor is gone is
     recorded `lost` and the message refused.
     """
-    from orchestrator.runs.guidance.nudge import compose
-    from orchestrator.runs.guidance.nudge import nudge as do_nudge
     from orchestrator.runs.monitor import find_run, refresh_now
+    from orchestrator.runs.steering.nudge import compose
+    from orchestrator.runs.steering.nudge import nudge as do_nudge
 
     body, kind = compose(text, file, redirect, wrap_up)
     found = find_run(run)

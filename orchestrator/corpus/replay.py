@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.buckets import BucketsFile
+from orchestrator.infra.collector import fewer_collections
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.gc_policy import fewer_collections
 from orchestrator.infra.redaction import redact, redact_cut
 from orchestrator.record.case import Case, find_cases, load_case
 from orchestrator.record.layout import CaseFiles

@@ -11,7 +11,7 @@ A ladder is a list of rungs (`escalation:` in a ticket's front matter or a profi
 It starts with the run's page. Rung k is due once the detector's evidence has gone on for
 `after_minutes` (run minutes) past the previous rung's receipt (the first rung: past the page),
 with the windows restarted at that receipt, so only what the agent did after being told counts.
-A rung whose guidance never arrived (withdrawn: see orchestrator/runs/guidance/track.py) counts from when it was given up.
+A rung whose guidance never arrived (withdrawn: see orchestrator/runs/steering/track.py) counts from when it was given up.
 Without a ladder nothing here runs, and the product never acts on its own.
 """
 

@@ -27,8 +27,8 @@ from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, Sp
 from orchestrator.record.run_files import read_tracked
 from orchestrator.runs import budget, evaluator, fleet, liveness
 from orchestrator.runs.executors import base as executors
-from orchestrator.runs.guidance import escalate, track
 from orchestrator.runs.sending import deliver as deliver  # (fanout sends its workers' views with it)
+from orchestrator.runs.steering import escalate, track
 from orchestrator.runs.view import RunView
 from spiral.detector import Detector
 from spiral.outcome import Outcome

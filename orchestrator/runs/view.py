@@ -11,8 +11,8 @@ import msgspec
 from orchestrator.infra.redaction import redact_cut
 from orchestrator.record.model import RunRecord, SpendTotals
 from orchestrator.runs.executors.base import executes_on
-from orchestrator.runs.guidance import track
 from orchestrator.runs.liveness import Decision
+from orchestrator.runs.steering import track
 from spiral.verdict import json_number
 
 

@@ -20,7 +20,7 @@ from orchestrator.record.layout import RunDir
 from orchestrator.record.model import ActionTaken, RunRecord
 from spiral.timestamps import format_ts
 
-GUIDANCE = ("nudge", "redirect", "wrap-up")  # the stock wordings (runs/guidance/stock.py)
+GUIDANCE = ("nudge", "redirect", "wrap-up")  # the stock wordings (runs/steering/stock.py)
 VERDICT = ("useful", "false-alarm")
 ACTIONS = (*GUIDANCE, "snooze", "kill", *VERDICT)
 SNOOZE_MIN = 60.0
@@ -98,7 +98,7 @@ def _act(rd: RunDir, action: str, via: str) -> str:
     from orchestrator.runs.monitor import refresh_now
 
     if action in GUIDANCE:
-        from orchestrator.runs.guidance.nudge import nudge
+        from orchestrator.runs.steering.nudge import nudge
 
         refresh_now(rd.path)  # a run whose supervisor died is recorded so, and refused (as `nudge` does)
         g = nudge(rd.path, None, action)

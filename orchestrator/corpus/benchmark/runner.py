@@ -19,8 +19,8 @@ from orchestrator.corpus.benchmark import baselines, families, scenario
 from orchestrator.corpus.benchmark.metrics import Outcome, Score, score, wilson
 from orchestrator.corpus.benchmark.scenario import Scenario
 from orchestrator.corpus.replay import walk_recording
+from orchestrator.infra.collector import no_collections
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.gc_policy import no_collections
 from spiral import settings as settings_mod
 from spiral.observe import SHELL_LIKE, observe
 from spiral.settings import Settings, merge

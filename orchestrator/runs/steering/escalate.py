@@ -12,9 +12,9 @@ from pathlib import Path
 
 from orchestrator.guidance import ladder
 from orchestrator.record.model import Escalation, RunRecord
-from orchestrator.runs.guidance import stock, track
 from orchestrator.runs.liveness import Decision
 from orchestrator.runs.snooze import snoozed
+from orchestrator.runs.steering import stock, track
 from spiral.timestamps import format_ts
 
 

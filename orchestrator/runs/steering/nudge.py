@@ -9,7 +9,7 @@ from orchestrator.infra.errors import UserError, read_text
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Guidance
-from orchestrator.runs.guidance import stock, track
+from orchestrator.runs.steering import stock, track
 
 MAX_TEXT = 20_000  # characters: guidance is a few sentences; a pasted log belongs in a file the agent can read
 
