@@ -100,7 +100,7 @@ def test_the_renderers_timestamps_are_format_ts_exactly() -> None:
 
 
 def test_replay_case_reads_the_workspace_lazily(monkeypatch: pytest.MonkeyPatch) -> None:
-    from orchestrator.record import replay
+    from orchestrator.corpus import replay
     from orchestrator.record import run_files as recorded
     from tests.helpers import ROOT
 

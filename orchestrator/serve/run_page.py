@@ -55,12 +55,12 @@ def _items(lines: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{_e(x)}</li>" for x in lines) + "</ul>" if lines else '<p class="muted">none</p>'
 
 
-def _button(run_id: str, action: str, token: str, extra: str = "") -> str:
+def _button(run_id: str, action: str, token: str, extra: str = "", label: str | None = None) -> str:
     cls = ' class="danger"' if action == "kill" else ""
     return (
         f'<form method="post" action="{_e(action_path(run_id, action))}">'
         f'<input type="hidden" name="token" value="{_e(token)}">{extra}'
-        f'<button type="submit" name="do" value="{_e(action)}"{cls}>{_e(LABELS[action])}</button></form>'
+        f'<button type="submit" name="do" value="{_e(action)}"{cls}>{_e(label or LABELS[action])}</button></form>'
     )
 
 
@@ -145,15 +145,18 @@ def render(run_dir: Path, key: bytes | None, ttl_s: float, did: str | None, now:
     return html(row, record, offered, said)
 
 
+CONFIRMED = '<input type="hidden" name="confirm" value="yes">'
+
+
 def confirm_html(run_id: str, token: str) -> str:
     """Kill asks first: the same token, sent again with the confirmation."""
     body = (
         f"<h1>Kill {_e(run_id)}?</h1><p>The agent and its whole process tree are stopped and the run is "
         "recorded <code>killed</code>. Its clone stays.</p>"
-        f'<div class="buttons">{_button(run_id, "kill", token, chr(10) + "<input type=hidden name=confirm value=yes>")}'
+        f'<div class="buttons">{_button(run_id, "kill", token, CONFIRMED, "Kill now")}'
         f'<a href="/runs/{_e(quote(run_id, safe=""))}">Cancel</a></div>'
     )
-    return _doc(f"kill {run_id}?", body.replace("Kill…", "Kill now"))
+    return _doc(f"kill {run_id}?", body)
 
 
 def _doc(title: str, body: str) -> str:
