@@ -12,7 +12,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -413,3 +414,29 @@ class Receiver(Sink):
 
 def spiral_pages(r: Receiver, run_id: str) -> int:
     return sum(1 for t in r.titles() if t == f"run {run_id} may be spiraling")
+
+
+# ---- the live page's server, in a thread of the test's process --------------------------------
+
+
+@contextmanager
+def serving_in_thread(port: int = 0, *, actions: bool = False, settings: Any = None) -> Iterator[Any]:
+    """The real `serve` server on 127.0.0.1 (any free port unless given), answering in a thread of
+    this process; yields it (its URL: `base_url(server)`), shut down afterwards."""
+    import threading
+
+    from orchestrator.serve.server import make_server
+
+    server = make_server("127.0.0.1", port, None, actions_on=actions, settings=settings)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def base_url(server: Any) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"

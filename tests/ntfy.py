@@ -1,62 +1,36 @@
-"""An HTTP receiver on 127.0.0.1 that speaks ntfy's JSON publish API (what apprise's ntfy:// sends: a
-POST of {"topic", "title", "message"} with X-Click and X-Actions headers), and the ntfy app's side
-of an action button: its X-Actions text parsed, and an `http` button's request sent as the app sends it."""
+"""A receiver on 127.0.0.1 that speaks ntfy's JSON publish API (what apprise's ntfy:// sends: a POST of
+{"topic", "title", "message"} with X-Click and X-Actions headers), and the ntfy app's side of an
+action button: its X-Actions text parsed, and an `http` button's request sent as the app sends it."""
 
 from __future__ import annotations
 
-import json
-import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from orchestrator.demo.sink import free_port
+from orchestrator.demo.sink import Sink
 
 
-class NtfyReceiver:
+class NtfyReceiver(Sink):
+    """The demo's sink, addressed as an ntfy server, answering as one."""
+
+    reply = b'{"id": "m1", "event": "message", "topic": "runs-topic"}'
+
     def __init__(self) -> None:
-        self.port = free_port()
-        self.messages: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        super().__init__(path="runs-topic")
 
     @property
     def url(self) -> str:
-        return f"ntfy://127.0.0.1:{self.port}/runs-topic"
-
-    def start(self) -> NtfyReceiver:
-        me = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                body = json.loads(raw)
-                heads = {k: self.headers.get(k) for k in ("X-Click", "X-Actions", "X-Title")}
-                with me._lock:
-                    me.messages.append({"path": self.path, **body, "headers": heads})
-                out = json.dumps({"id": "m1", "event": "message", "topic": body.get("topic")}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        return f"ntfy://127.0.0.1:{self.port}/{self.path}"
 
     def received(self) -> list[dict[str, Any]]:
+        """Each message's JSON fields, with the headers ntfy reads beside the body."""
         with self._lock:
-            return list(self.messages)
+            got = list(self._received)
+        names = ("X-Click", "X-Actions", "X-Title")
+        return [
+            {"path": r["path"], **r["body"], "headers": {k: r["headers"].get(k.lower()) for k in names}} for r in got
+        ]
 
 
 def parse_actions(header: str) -> list[dict[str, Any]]:

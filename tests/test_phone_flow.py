@@ -8,16 +8,14 @@ buttons are pressed as the ntfy app presses them.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from orchestrator.demo.sink import free_port
 from orchestrator.infra.serve_config import ServeConfig
-from orchestrator.serve.server import make_server
 from tests.browser import need_chromium, open_page
-from tests.helpers import CORPUS, cli, launch, start_watcher, state, ticket, wait, write_config
+from tests.helpers import CORPUS, cli, launch, serving_in_thread, start_watcher, state, ticket, wait, write_config
 from tests.ntfy import NtfyReceiver, parse_actions, press
 
 PHONE = {"width": 412, "height": 915}
@@ -25,19 +23,6 @@ PHONE = {"width": 412, "height": 915}
 # it pages within about 15 s and is still live, taking guidance, for a minute after
 BANDS = {"expected_min": 5.0, "soft_start_min": 10.0, "stuck_min": 600.0}
 OVERRIDES = {"snapshot_every_seconds": 0.3, "buckets": {"small": BANDS, "medium": BANDS}}
-
-
-@contextmanager
-def serving(port: int, public: str) -> Iterator[None]:
-    server = make_server("127.0.0.1", port, None, actions_on=True, settings=ServeConfig(public, True))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 @contextmanager
@@ -53,7 +38,7 @@ def paging_demo_run(tmp_path: Path, repo: Path, home: Path) -> Iterator[tuple[st
     watcher = start_watcher(0.2)
     run_id = ""
     try:
-        with serving(port, public):
+        with serving_in_thread(port, actions=True, settings=ServeConfig(public, True)):
             case = CORPUS / "spiral-001-fixture-shim"
             t = ticket(
                 tmp_path,

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -21,22 +18,8 @@ import pytest
 
 from orchestrator.infra import action_tokens as tokens
 from orchestrator.infra.errors import UserError
-from orchestrator.infra.serve_config import ServeConfig
 from orchestrator.serve.server import Server, make_server
-from tests.helpers import cli, orchestrator_home, tripped_run
-
-
-@contextmanager
-def serving(actions: bool = True, settings: ServeConfig | None = None) -> Iterator[Server]:
-    server = make_server("127.0.0.1", 0, None, actions_on=actions, settings=settings)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+from tests.helpers import cli, orchestrator_home, serving_in_thread, tripped_run
 
 
 def post(
@@ -76,7 +59,7 @@ def token(action: str, run_id: str = "r1", ttl: float = 3600) -> str:
 
 
 def test_a_good_token_acts_once_and_is_recorded(paged: Path) -> None:
-    with serving() as server:
+    with serving_in_thread(actions=True) as server:
         tok = token("false-alarm")
         status, text, _ = post(server, "/runs/r1/act/false-alarm", {"token": tok})
         assert status == 200 and text.startswith("page 1 judged false-alarm"), text
@@ -111,7 +94,7 @@ def test_bad_tokens_change_nothing(paged: Path) -> None:
         good + "x",
     ]
     before = record(paged)
-    with serving() as server:
+    with serving_in_thread(actions=True) as server:
         for bad in forged:
             status, text, _ = post(server, "/runs/r1/act/useful", {"token": bad})
             assert status == 403, (bad, status, text)
@@ -125,7 +108,7 @@ def test_cross_site_posts_get_and_traversal_are_refused(paged: Path, tmp_path: P
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "state.json").write_text(json.dumps({"run_id": "outside", "state": "running"}))
-    with serving() as server:
+    with serving_in_thread(actions=True) as server:
         tok = token("useful")
         # a form on another site posting to this one: refused before the token is even looked at
         for heads in (
@@ -145,14 +128,14 @@ def test_cross_site_posts_get_and_traversal_are_refused(paged: Path, tmp_path: P
         assert post(server, "/runs/r1/act/useful", {"token": tok}, {"Content-Length": "999999"})[0] == 413
     assert record(paged) == before
     # the same token still works once, from this site
-    with serving() as server:
+    with serving_in_thread(actions=True) as server:
         status, _, _ = post(server, "/runs/r1/act/useful", {"token": tok}, {"Origin": "http://127.0.0.1"})
         assert status == 200
 
 
 def test_a_flood_is_held_to_a_rate_and_changes_nothing(paged: Path) -> None:
     before = record(paged)
-    with serving() as server:
+    with serving_in_thread(actions=True) as server:
         forged = tokens.mint(b"k" * 64, "r1", "useful", time.time() + 3600)
 
         def one(_: int) -> int:
@@ -170,7 +153,7 @@ def test_a_flood_is_held_to_a_rate_and_changes_nothing(paged: Path) -> None:
 
 def test_without_actions_serve_takes_no_post(paged: Path) -> None:
     before = record(paged)
-    with serving(actions=False) as server:
+    with serving_in_thread() as server:
         status, text, heads = post(server, "/runs/r1/act/useful", {"token": token("useful")})
         assert status == 405 and heads["Allow"] == "GET, HEAD"
         status, page = get(server, "/runs/r1")

@@ -8,30 +8,12 @@ error, a row's link opens its run page and that its report; a screenshot is save
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from orchestrator.serve.server import make_server
 from tests.browser import need_chromium, open_page
-from tests.helpers import launch, state, ticket, wait
+from tests.helpers import base_url, launch, serving_in_thread, state, ticket, wait
 
 HOSTILE_ID = 'x"><img src=x onerror=alert(1)>'
-
-
-@contextmanager
-def serving() -> Iterator[str]:
-    """The real server on 127.0.0.1, any free port, in a thread of this process."""
-    server = make_server("127.0.0.1", 0, None)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def test_the_live_page_renders_and_refreshes_in_chromium(tmp_path: Path, repo: Path, home: Path) -> None:
@@ -43,7 +25,7 @@ def test_the_live_page_renders_and_refreshes_in_chromium(tmp_path: Path, repo: P
     (hostile / "state.json").write_text(
         json.dumps({"run_id": HOSTILE_ID, "state": "failed", "reason": "<script>alert(2)</script>", "bucket": "small"})
     )
-    with serving() as url, open_page(url + "/") as page:
+    with serving_in_thread() as server, open_page(base_url(server) + "/") as page:
         dialogs: list[str] = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         assert page.locator("#rows tr").count() == 2

@@ -11,34 +11,16 @@ tmp folder. The order itself is also checked without a browser.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from orchestrator.serve.page import COLUMNS, by_urgency, page_html, row_html, urgency
-from orchestrator.serve.server import make_server
 from tests.browser import need_chromium, open_page
-from tests.helpers import launch, state, ticket, wait
+from tests.helpers import base_url, launch, serving_in_thread, state, ticket, wait
 
 WIDTH, HEIGHT = 412, 915  # a phone (a Pixel 7's CSS pixels)
 LONG_REASON = "agent exited 1: " + "Traceback_in_/tmp/clone/src/very/deep/module_" * 12 + " then " + "x" * 300
-
-
-@contextmanager
-def serving() -> Iterator[str]:
-    """The real server on 127.0.0.1, any free port, in a thread of this process (as test_serve_browser's)."""
-    server = make_server("127.0.0.1", 0, None)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def _ts(ago_s: float) -> str:
@@ -122,7 +104,7 @@ def _check_phone(page: Any, order: list[str]) -> None:
 def test_the_fleet_page_fits_a_phone_most_urgent_first(tmp_path: Path, repo: Path, home: Path) -> None:
     need_chromium()
     order = fleet(tmp_path, repo, home)
-    with serving() as url, open_page(url + "/", width=WIDTH, height=HEIGHT) as page:
+    with serving_in_thread() as server, open_page(base_url(server) + "/", width=WIDTH, height=HEIGHT) as page:
         assert page.locator("#rows tr").count() == len(order)
         _check_phone(page, order)
         drawn = _markup(page)

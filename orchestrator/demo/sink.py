@@ -22,6 +22,8 @@ def free_port() -> int:
 
 
 class Sink:
+    reply = b""  # the JSON a receiver answers with (a subclass that mimics a service's API sets it)
+
     def __init__(self, port: int | None = None, path: str = "page") -> None:
         self.port = port or free_port()
         self.path = path
@@ -43,10 +45,15 @@ class Sink:
                     body = json.loads(raw)
                 except ValueError:
                     body = {"raw": raw.decode(errors="replace")}
+                heads = {k.lower(): v for k, v in self.headers.items()}
                 with sink._lock:
-                    sink._received.append({"path": self.path, "body": body, "at": time.time()})
+                    sink._received.append({"path": self.path, "body": body, "headers": heads, "at": time.time()})
                 self.send_response(200)
+                if sink.reply:
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(sink.reply)))
                 self.end_headers()
+                self.wfile.write(sink.reply)
 
             def log_message(self, *args: Any) -> None:
                 pass  # quiet: callers print what arrived
