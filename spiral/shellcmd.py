@@ -191,15 +191,25 @@ def _drop_heredoc_bodies(text: str) -> str:
 
 
 def _newlines_to_separators(text: str) -> str:
-    """Unquoted newlines end a command, as `;` does (shlex would treat them as spaces)."""
-    if "\n" not in text:
+    """Unquoted newlines end a command, as `;` does (shlex would treat them as spaces); a
+    backslash before a newline continues the line, and an unquoted `#` starting a word comments
+    out the rest of its line (`# look first` above the command is not the command)."""
+    if "\n" not in text and "#" not in text:
         return text
-    out = []
+    out: list[str] = []
     quote = ""
     escaped = False
+    comment = False
     for ch in text:
+        if comment:
+            if ch != "\n":
+                continue
+            comment = False
         if escaped:
             escaped = False
+            if ch == "\n":
+                out[-1] = " "  # a line continuation: the backslash and the newline are one space
+                continue
         elif ch == "\\" and quote != "'":
             escaped = True
         elif quote:
@@ -207,11 +217,17 @@ def _newlines_to_separators(text: str) -> str:
                 quote = ""
         elif ch in "'\"":
             quote = ch
+        elif ch == "#" and (not out or out[-1][-1] in _WORD_BREAKS):
+            comment = True
+            continue
         elif ch == "\n":
             out.append(" ; ")
             continue
         out.append(ch)
     return "".join(out)
+
+
+_WORD_BREAKS = frozenset(" \t;&|()")  # a `#` after one of these starts a comment (`a#b`, `$#` do not)
 
 
 # shlex builds each token a character at a time, so its time grows with the square of a token's length

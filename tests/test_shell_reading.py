@@ -92,3 +92,28 @@ def test_searches_and_next_try_names() -> None:
     assert family("reproduce_issue_v2.py") == family("reproduce_issue2.py") == "reproduce_issue.py"
     assert family("tmp_debug_mc.py") == "debug_mc.py" and family("test_gpu_1.c") == "test_gpu.c"
     assert family("probe_mc.py") == "probe_mc.py"
+
+
+# Both shapes are common in real sessions (161 of the labelled ones, 13 publishers): an agent leads
+# with a comment line, or breaks a long chain with `\` at line ends. Read naively, `# look first`
+# became the check and `\<newline>sed -i` was not an edit (miniswe-gemini3pro-django-django-11138).
+@pytest.mark.parametrize(
+    "command, key",
+    [
+        ("# Read the file to locate lines\nnl -ba base.py | sed -n '400,470p'", None),
+        ("# Modify the signature\nsed -i 's/a/b/' base.py\n\n# then run it\npython3 repro.py", "python repro.py"),
+        ("git checkout base.py && \\\nsed -i '/x/a y' base.py && \\\npython3 apply_fix.py", "python apply_fix.py"),
+        ("cd /testbed && \\\n  python -m pytest tests/t.py -q", "python -m pytest t.py"),
+        ("echo 'not # a comment' && make build  # a trailing comment", "make build"),
+        ('echo "a#b" $# && go test ./...', "go test"),
+    ],
+)
+def test_comments_and_line_continuations_are_read_as_the_shell_reads_them(command: str, key: str | None) -> None:
+    found = intent(command)
+    assert (found.key if found else None) == key
+
+
+def test_an_edit_after_a_line_continuation_is_a_file_change() -> None:
+    w = writes("git checkout -- base.py && \\\nsed -i '401a\\    print(1)' base.py")
+    assert w.paths == ("base.py",) and w.reverted == ("base.py",)
+    assert writes("# write it\ncat > probe.py <<'EOF'\n# not a comment to the shell\nEOF").created == ("probe.py",)
