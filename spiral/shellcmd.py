@@ -261,7 +261,29 @@ def _tokens(text: str) -> list[str]:
         tokens = [tok.replace("'", "") if "'" in tok else tok for tok in _QUOTED_TOKENS.findall(text)]
     else:  # no quoting at all: a regex gives the same tokens, much faster
         tokens = _PLAIN_TOKENS.findall(text)
-    return tokens
+    return _literal_parens(tokens) if "(" in tokens else tokens
+
+
+def _literal_parens(tokens: list[str]) -> list[str]:
+    """A `(` after a word, not `$(` or `<(`, is no subshell: `find . \\( -name a -o -name b \\)` and
+    `arr=(a b)` keep their parens as the words `\\(` and `\\)`, so the command stays one."""
+    out: list[str] = []
+    literal: list[bool] = []  # per open paren: a word (True) or a subshell / substitution (False)
+    for tok in tokens:
+        if tok == "(":
+            prev = out[-1] if out else ""
+            word = bool(prev) and prev not in _SEPARATORS and prev not in _KEYWORDS and prev not in _REDIRECTS
+            word = word and not prev.endswith("$")
+            literal.append(word)
+            if word:
+                out.append("\\(")
+                continue
+        elif tok == ")" and literal:
+            if literal.pop():
+                out.append("\\)")
+                continue
+        out.append(tok)
+    return out
 
 
 def _simple_commands(text: str) -> list[list[str]]:

@@ -106,6 +106,10 @@ def test_searches_and_next_try_names() -> None:
         ("cd /testbed && \\\n  python -m pytest tests/t.py -q", "python -m pytest t.py"),
         ("echo 'not # a comment' && make build  # a trailing comment", "make build"),
         ('echo "a#b" $# && go test ./...', "go test"),
+        # find's grouping parens are words, not a subshell: the line only searches
+        ("find src -type f \\( -name '*.ts' -o -name '*.tsx' \\) | head -30", None),
+        ("arr=(a b) && go test ./...", "go test"),
+        ("(cd web && npm test)", "npm test"),
     ],
 )
 def test_comments_and_line_continuations_are_read_as_the_shell_reads_them(command: str, key: str | None) -> None:
