@@ -14,6 +14,7 @@ import pytest
 
 from orchestrator.record.model import RunRecord, SpendTotals
 from orchestrator.runs import budget
+from orchestrator.runs.events import Event, Kind
 from tests.helpers import FAKE_AGENT, Receiver, claude_usage, cli, launch, start_watcher, state, ticket, wait
 
 MODEL = "claude-sonnet-4-5-20250929"  # $3 / $15 per million tokens in / out
@@ -57,13 +58,17 @@ def test_shares_and_the_stop_are_pure_facts_of_the_record() -> None:
     r = RunRecord(max_usd=1.0, max_tokens=10_000)
     assert budget.check(r, SpendTotals(tokens=5_000, cost_usd=0.2)) == ([], None)
     events, stop = budget.check(r, SpendTotals(tokens=7_500, cost_usd=0.2))
-    assert events == ["budget 75%: 7500 of 10000 tokens"] and stop is None and r.budget_warned_at == 0.75
+    assert (
+        events == [Event(Kind.BUDGET, "budget 75%: 7500 of 10000 tokens")]
+        and stop is None
+        and r.budget_warned_at == 0.75
+    )
     events, stop = budget.check(r, SpendTotals(tokens=8_000, cost_usd=1.01))
     assert events == [] and stop is not None and stop.end_as == "over_budget"
     assert stop.reason == "spend ceiling reached: $1.01 of $1.00 (101%)"
     unpriced = RunRecord(max_usd=1.0)
     events, stop = budget.check(unpriced, SpendTotals(tokens=10**9, cost_usd=None))
-    assert stop is None and unpriced.budget_unpriced and "not enforced" in events[0]
+    assert stop is None and unpriced.budget_unpriced and "not enforced" in events[0].text
 
 
 def test_a_run_is_noticed_at_70_percent_and_stopped_at_its_ceiling(
@@ -144,4 +149,4 @@ def test_no_usage_yet_is_not_an_unpriced_model() -> None:
     assert budget.check(r, SpendTotals(tokens=0, cost_usd=None)) == ([], None)  # a first pass before any usage
     assert not r.budget_unpriced
     events, _ = budget.check(r, SpendTotals(tokens=10, cost_usd=None, unpriced_models=["m-9"]))
-    assert r.budget_unpriced and events == ["budget: max_usd not enforced (the model is unpriced)"]
+    assert r.budget_unpriced and [str(e) for e in events] == ["budget: max_usd not enforced (the model is unpriced)"]

@@ -18,6 +18,7 @@ import pytest
 
 from orchestrator.guidance import hook, inbox, ladder, wiring
 from orchestrator.record.model import Escalation, Guidance
+from orchestrator.runs.events import Event, Kind
 from tests.helpers import (
     CORPUS,
     TINY,
@@ -130,13 +131,17 @@ def test_a_receipt_written_just_after_the_pass_took_the_claim_still_names_its_pa
     cached = evaluator.fresh(detector, "claude-stream-json", str(tmp_path))
     (gdir / "inbox" / msg.name).rename(gdir / "claimed" / msg.name)  # the rename...
     renamed = (gdir / "claimed" / msg.name).stat().st_ctime
-    assert track.receipts(gdir, record, cached, real_now=renamed + 1) == ["guidance g1 received"]
+    assert track.receipts(gdir, record, cached, real_now=renamed + 1) == [
+        Event(Kind.GUIDANCE_RECEIVED, "guidance g1 received")
+    ]
     g = record.guidance[0]
     assert g.received_epoch == renamed and g.received_via is None
     via = "claude PostToolUseFailure hook after Bash"
     receipt = {"received_at": renamed + 0.001, "via": via}
     (gdir / "claimed" / (msg.name + inbox.RECEIPT)).write_text(json.dumps(receipt))  # ...then its receipt
-    assert track.receipts(gdir, record, cached, real_now=renamed + 2) == ["guidance g1 receipt"]
+    assert track.receipts(gdir, record, cached, real_now=renamed + 2) == [
+        Event(Kind.GUIDANCE_RECEIPT, "guidance g1 receipt")
+    ]
     assert g.received_via == via and g.received_epoch == renamed  # the moment the windows restarted stays
     assert track.receipts(gdir, record, cached, real_now=renamed + 3) == []  # once
     g.received_via = None  # a reader that writes no receipt: looked for a while, then not again

@@ -11,6 +11,7 @@ started today (UTC) have spent it (runs/fleet.py).
 from __future__ import annotations
 
 from orchestrator.record.model import RunRecord, SpendTotals
+from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.liveness import Decision
 
 WARN_AT = 0.7
@@ -33,19 +34,19 @@ def used(record: RunRecord, spend: SpendTotals | None) -> tuple[float | None, st
     return max(shares)
 
 
-def check(record: RunRecord, spend: SpendTotals | None) -> tuple[list[str], Decision | None]:
+def check(record: RunRecord, spend: SpendTotals | None) -> tuple[list[Event], Decision | None]:
     """This pass's budget events (the record is changed for them), and the stop when a ceiling is reached."""
     share, what = used(record, spend)
-    events: list[str] = []
+    events: list[Event] = []
     unpriced = spend is not None and spend.cost_usd is None and spend.tokens > 0  # (not: no usage reported yet)
     if record.max_usd is not None and unpriced and not record.budget_unpriced:
         record.budget_unpriced = True  # said once: a dollar ceiling on an unpriced model cannot be held
-        events.append("budget: max_usd not enforced (the model is unpriced)")
+        events.append(of(Kind.BUDGET, "budget: max_usd not enforced (the model is unpriced)"))
     if share is None:
         return events, None
     if share >= WARN_AT and record.budget_warned_at is None:
         record.budget_warned_at = round(share, 3)
-        events.append(f"budget {share:.0%}: {what}")
+        events.append(of(Kind.BUDGET, f"budget {share:.0%}: {what}"))
     if share >= 1.0:
         return events, Decision(OVER, f"spend ceiling reached: {what} ({share:.0%})")
     return events, None

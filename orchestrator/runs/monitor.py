@@ -26,6 +26,7 @@ from orchestrator.record.layout import STATE_JSON, RunDir
 from orchestrator.record.model import ProviderStatus, RunRecord, SpendTotals, SpiralState, StopRequest
 from orchestrator.record.run_files import read_tracked
 from orchestrator.runs import budget, evaluator, fleet, liveness
+from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.executors import base as executors
 from orchestrator.runs.sending import deliver as deliver  # (fanout sends its workers' views with it)
 from orchestrator.runs.steering import escalate, track
@@ -94,7 +95,7 @@ def refresh(
             written_ago = real_now - (parse_ts(record.updated_at) or 0.0)
             if budget.live_changed(record.spend_live, view.spend, written_ago):
                 record.spend_live = view.spend  # the daily ceiling and the notices read it
-                view.events.append("spend")
+                view.events.append(of(Kind.SPEND))
             decision = decision or over or view.ladder_stop or _pending_stop(record, real_now)
         elif record.spend is None and record.format:
             # the run ended: account its whole log once, and keep the total in its record
@@ -103,11 +104,11 @@ def refresh(
             ended = parse_ts(record.ended_at) or real_now
             final = cached.detector.evaluate(cached.agent_time(RunClock.of(record).at(ended)))
             view.events += track.run_ended(rd.guidance, record, cached, real_now, final)
-            if any(e.endswith(" received") for e in view.events):  # the case file learns its restarts
+            if any(e.kind is Kind.GUIDANCE_RECEIVED for e in view.events):  # the case file learns its restarts
                 case_file.write_run_case(rd, record, RunClock.of(record).at(ended))
             record.spend = _spend(rd, record, cached, cfg)
             record.spiral.tool_calls = cached.detector.calls
-            view.events.append("spend")
+            view.events.append(of(Kind.SPEND))
             KEPT.drop(rd.detector_cache)  # an ended run is not looked at again
         elif track.outstanding(record):  # ended with messages still queued: withdrawn and reported
             view.events += track.run_ended(rd.guidance, record, None, real_now)
@@ -117,7 +118,7 @@ def refresh(
             KEPT.discard(rd.detector_cache)  # one pass only: what is unwritten is a small catch-up, redone
     if decision is not None and decision.end_as == "queued":
         view.record = fleet.requeue(rd, decision.reason, record.admission)
-        view.events.append("queued again")
+        view.events.append(of(Kind.QUEUED_AGAIN))
     elif decision is not None:
         view.record = _stop(rd, decision, view)
     return deliver(view, cfg, notifier) if send else view
@@ -180,7 +181,7 @@ KEPT = evaluator.Kept()
 
 
 def _catch_up(
-    rd: RunDir, record: RunRecord, settings: Settings, real_now: float, events: list[str] | None = None
+    rd: RunDir, record: RunRecord, settings: Settings, real_now: float, events: list[Event] | None = None
 ) -> evaluator.Cached:
     """The run's cached detector, fed what its files gained since the last call.
 
@@ -277,13 +278,13 @@ def _evaluate(
         new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
         new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
         new.page_recent = evaluator.briefs(cached)
-        view.events.append("tripped")
+        view.events.append(of(Kind.TRIPPED))
     if acts:
         view.events += track.episode(old, new, verdict, cached, now_min)
     # counts move with every call; the record is rewritten only when the verdict changes
     if _verdict_changed(old, new) or view.events:
         record.spiral = new
-        view.events.append("evaluated")
+        view.events.append(of(Kind.EVALUATED))
     if record.guidance:
         view.events += track.after_verdict(rd.guidance, record, cached, verdict, real_now, cfg.guidance)
     if acts:
@@ -308,7 +309,7 @@ def _provider(record: RunRecord, outcome: Outcome, view: RunView) -> None:
         )
     if current != record.provider:
         record.provider = current
-        view.events.append("provider" if current is not None else "provider recovered")
+        view.events.append(of(Kind.PROVIDER if current is not None else Kind.PROVIDER_RECOVERED))
 
 
 def _verdict_changed(old: SpiralState, new: SpiralState) -> bool:
@@ -377,7 +378,7 @@ def _stop(rd: RunDir, decision: liveness.Decision, view: RunView) -> RunRecord:
     # the supervisor records a requested stop itself; when it is gone, record it here
     final = state_file.update(rd, lambda r: state_file.end(r, how, reason))
     if final.state == how:
-        view.events.append(how)
+        view.events.append(of(Kind.ENDED, how))
         ended = parse_ts(final.ended_at) or time.time()
         case_file.write_run_case(rd, final, RunClock.of(final).at(ended))
     return final

@@ -11,6 +11,7 @@ from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
+from orchestrator.runs.events import Kind, of
 from orchestrator.runs.view import RunView
 from orchestrator.telemetry import export as telemetry
 
@@ -25,7 +26,7 @@ def deliver(view: RunView, cfg: UserConfig, notifier: Notifier | None = None) ->
     late = IN_FLIGHT.pop(rd.path, [])  # attempts an earlier pass left in flight: how they ended, said once
     for s in late:
         if s.outcome:
-            view.events.append(f"{s.event} notice {s.outcome[0]} (the attempt left in flight)")
+            view.events.append(of(Kind.NOTICE, f"{s.event} notice {s.outcome[0]} (the attempt left in flight)"))
         else:
             IN_FLIGHT.setdefault(rd.path, []).append(s)
     due = delivery.due(view.record, notifier) if notifier is not None else []
@@ -37,9 +38,10 @@ def deliver(view: RunView, cfg: UserConfig, notifier: Notifier | None = None) ->
         for s in sending:
             outcome = s.wait(max(0.0, until - time.monotonic()))
             if not outcome.startswith("skipped: "):  # waiting to retry, in flight: nothing happened this pass
-                view.events.append(f"{s.event} notice {outcome}")
+                view.events.append(of(Kind.NOTICE, f"{s.event} notice {outcome}"))
             if not s.outcome:
                 IN_FLIGHT.setdefault(rd.path, []).append(s)
         view.record = state_file.read(rd)
-    view.events += telemetry.export_due(rd, view.record, cfg)  # an ended run's trace, once (orchestrator/telemetry)
+    # an ended run's trace, once (orchestrator/telemetry)
+    view.events += [of(Kind.TRACE, t) for t in telemetry.export_due(rd, view.record, cfg)]
     return view

@@ -10,6 +10,7 @@ import msgspec
 
 from orchestrator.infra.redaction import redact_cut
 from orchestrator.record.model import RunRecord, SpendTotals
+from orchestrator.runs.events import Event
 from orchestrator.runs.executors.base import executes_on
 from orchestrator.runs.liveness import Decision
 from orchestrator.runs.steering import track
@@ -26,7 +27,7 @@ class RunView:
     last_activity_real_s: float | None = None  # wall-clock seconds since the log grew; an ended run: since it ended
     spend: SpendTotals | None = None
     error: str | None = None  # why this run could not be looked at
-    events: list[str] = field(default_factory=list)  # what this pass did: "stalled", "tripped", ...
+    events: list[Event] = field(default_factory=list)  # what this pass did (orchestrator/runs/events.py)
     ladder_stop: Decision | None = None  # the escalation ladder's stop rung, to carry out
     queue_position: int | None = None  # a queued run's place in the queue (1: next to start)
     evaluating: str | None = None  # its cache is being rebuilt ("2 of 5 runs"): shown as last recorded

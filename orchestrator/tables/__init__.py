@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from orchestrator.infra.printable import printable
+from orchestrator.runs import events
 from orchestrator.tables.status import SIGNAL_CODES, StatusTable, status_table
 
 __all__ = ["SIGNAL_CODES", "StatusTable", "status_table"]  # status's table lives in tables/status.py
@@ -78,7 +79,7 @@ def unchecked(views: Iterable[RunView]) -> list[str]:
 
 def watch_events(views: Iterable[RunView]) -> list[str]:
     """What a watcher pass did worth a line: stops, trips, pages (not the routine evaluations)."""
-    return [f"{v.run_id}: {ev}" for v in views for ev in v.events if ev not in ("evaluated", "spend")]
+    return [f"{v.run_id}: {ev}" for v in views for ev in v.events if ev.kind not in events.QUIET]
 
 
 def history_table(rows: list[dict[str, Any]]) -> Table:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from orchestrator.guidance import ladder
 from orchestrator.record.model import Escalation, RunRecord
+from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.liveness import Decision
 from orchestrator.runs.snooze import snoozed
 from orchestrator.runs.steering import stock, track
 from spiral.timestamps import format_ts
 
 
-def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tuple[list[str], Decision | None]:
+def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tuple[list[Event], Decision | None]:
     """What this pass climbed (as pass events), and the stop to carry out, if the rung was a stop.
     `now_min`: the agent's minutes (provider waits left out), the clock of the page and the receipts."""
     if not record.escalation or record.provider is not None:
@@ -48,12 +49,12 @@ def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tup
     )
     record.escalations.append(step)
     if due.action == "stop":
-        return [f"escalation {due.rung}: stop"], Decision(
+        return [of(Kind.ESCALATION, f"escalation {due.rung}: stop")], Decision(
             "stalled", f"escalation ladder rung {due.rung} (stop): {due.why}"
         )
     if record.guidance_via is None:
         step.why += "; this run's agent takes no guidance, so nothing was sent"
-        return [f"escalation {due.rung}: {due.action} (not sent)"], None
+        return [of(Kind.ESCALATION, f"escalation {due.rung}: {due.action} (not sent)")], None
     g = track.queue(gdir, record, rung.text or stock.text(due.action, record), due.action, "escalation", real_now)
     step.guidance_id = g.id
-    return [f"escalation {due.rung}: {due.action} queued as {g.id}"], None
+    return [of(Kind.ESCALATION, f"escalation {due.rung}: {due.action} queued as {g.id}")], None

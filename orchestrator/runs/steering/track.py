@@ -19,6 +19,7 @@ from orchestrator.notify.pages import redact
 from orchestrator.record.clock import RunClock
 from orchestrator.record.model import Episode, Guidance, RunRecord, SpiralState
 from orchestrator.runs import evaluator
+from orchestrator.runs.events import Event, Kind, of
 from spiral.timestamps import format_ts
 from spiral.verdict import Verdict
 
@@ -71,7 +72,7 @@ def register(record: RunRecord, cached: evaluator.Cached) -> None:
             evaluator.restart_at(cached, g.received_epoch, g.restart_at)
 
 
-def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, real_now: float) -> list[str]:
+def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, real_now: float) -> list[Event]:
     """Fold new receipts into the record and restart the detector's windows at each; what happened.
 
     A reader renames a message into claimed/ and then writes its receipt: a pass that looked in
@@ -89,12 +90,12 @@ def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, real_now: 
     if not waiting and not late:
         return []
     got = {c.message.name: c for c in inbox.claimed(gdir)}
-    events = []
+    events: list[Event] = []
     for g in late:
         c = got.get(_name(g))
         if c is not None and c.via is not None:
             g.received_via = c.via
-            events.append(f"guidance {g.id} receipt")
+            events.append(of(Kind.GUIDANCE_RECEIPT, f"guidance {g.id} receipt"))
     for g in waiting:
         c = got.get(_name(g))
         if c is None:
@@ -115,17 +116,17 @@ def receipts(gdir: Path, record: RunRecord, cached: evaluator.Cached, real_now: 
             s.episode += 1
             s.episodes.append(Episode(n=s.episode, since_min=g.received_at_min))
         s.tripped_since_min = None
-        events.append(f"guidance {g.id} received")
+        events.append(of(Kind.GUIDANCE_RECEIVED, f"guidance {g.id} received"))
     return events
 
 
 def after_verdict(
     gdir: Path, record: RunRecord, cached: evaluator.Cached, verdict: Verdict, real_now: float, policy: Policy
-) -> list[str]:
+) -> list[Event]:
     """The first calls after each receipt, answers whose window closed, messages past the delivery bound."""
     now_min = minutes(record, real_now)  # the wall's run minutes: how long a message has waited
     agent_min = round(verdict.elapsed_min, 2)  # the agent's: as the receipts, the trips and the answers
-    events: list[str] = []
+    events: list[Event] = []
     events += _followed(record, cached)
     for i, g in enumerate(record.guidance):
         if g.received_at_min is None or g.answer not in (None, "recovered"):
@@ -133,7 +134,7 @@ def after_verdict(
         answer = _answer(record, i, verdict, agent_min, policy)
         if answer is not None and answer != g.answer:
             g.answer, g.answer_at_min = answer, agent_min
-            events.append(f"guidance {g.id} {answer}")
+            events.append(of(Kind.GUIDANCE_ANSWERED, f"guidance {g.id} {answer}"))
     for g in outstanding(record):
         if g.queued_at_min is not None and now_min - g.queued_at_min >= policy.deliver_min:
             why = (
@@ -141,19 +142,19 @@ def after_verdict(
                 "(no tool call finished) since it was queued"
             )
             if withdraw(gdir, g, why, now_min):
-                events.append(f"guidance {g.id} undelivered")
+                events.append(of(Kind.GUIDANCE_UNDELIVERED, f"guidance {g.id} undelivered"))
     return events
 
 
-def _followed(record: RunRecord, cached: evaluator.Cached) -> list[str]:
+def _followed(record: RunRecord, cached: evaluator.Cached) -> list[Event]:
     """The first calls after each receipt, as far as the detector has seen them."""
-    events = []
+    events: list[Event] = []
     for g in record.guidance:
         if g.received_epoch is not None and len(g.first_calls_after) < evaluator.FOLLOWERS:
             first = evaluator.followers(cached, g.received_epoch)
             if first is not None and len(first) > len(g.first_calls_after):
                 g.first_calls_after = first
-                events.append("guidance followed")
+                events.append(of(Kind.GUIDANCE_FOLLOWED))
     return events
 
 
@@ -201,7 +202,7 @@ def withdraw(gdir: Path, g: Guidance, why: str, now_min: float) -> bool:
 
 def run_ended(
     gdir: Path, record: RunRecord, cached: evaluator.Cached | None, real_now: float, final: Verdict | None = None
-) -> list[str]:
+) -> list[Event]:
     """The run is over: receipts that came in last, then nothing still queued is left pretending.
     `final`: the verdict on the whole log, which answers the messages whose window was still open."""
     events = receipts(gdir, record, cached, real_now) if cached is not None else []
@@ -210,7 +211,7 @@ def run_ended(
     now_min = minutes(record, real_now)
     for g in outstanding(record):
         if withdraw(gdir, g, f"the run ended ({record.state}) before the agent's next turn boundary", now_min):
-            events.append(f"guidance {g.id} undelivered")
+            events.append(of(Kind.GUIDANCE_UNDELIVERED, f"guidance {g.id} undelivered"))
     firing = set(final.signals if final is not None else record.spiral.signals)
     for i, g in enumerate(record.guidance):
         if g.received_at_min is not None and g.answer is None:
@@ -221,13 +222,13 @@ def run_ended(
             else:
                 g.answer = "recovered"
             g.answer_at_min = round(final.elapsed_min, 2) if final is not None else now_min
-            events.append(f"guidance {g.id} {g.answer}")
+            events.append(of(Kind.GUIDANCE_ANSWERED, f"guidance {g.id} {g.answer}"))
     return events
 
 
 def episode(
     old: SpiralState, new: SpiralState, verdict: Verdict, cached: evaluator.Cached, now_min: float
-) -> list[str]:
+) -> list[Event]:
     """Since when the verdict has been tripped (the ladder reads it), and a later episode's trip.
 
     Guidance reached the agent after the page and the windows restarted there, so a trip now rests on
@@ -247,7 +248,7 @@ def episode(
         recent=evaluator.briefs(cached),
     )
     new.episodes = [*new.episodes[:-1], ep]
-    return [f"tripped again (episode {ep.n})"]
+    return [of(Kind.TRIPPED_AGAIN, f"tripped again (episode {ep.n})")]
 
 
 def status_fields(r: RunRecord) -> dict[str, object]:
