@@ -21,4 +21,3 @@ def test_watch_prints_every_event_but_the_bookkeeping(tmp_path: Path) -> None:
     view.events = [of(Kind.EVALUATED), of(Kind.SPEND), of(Kind.TRIPPED), of(Kind.NOTICE, "spiral notice delivered")]
     assert watch_events([view]) == ["r-1: tripped", "r-1: spiral notice delivered"]
     assert QUIET == {Kind.EVALUATED, Kind.SPEND}
-

@@ -1,0 +1,40 @@
+"""The step seam: one concern of a watcher pass (`runs/tick.py` runs them in order).
+
+A step says in which of a run's phases it runs and applies itself to the pass (`Pass`): it reads
+the record and the fed detector, changes its own part of the record, and returns what happened as
+events. Anything with an effect outside the record (a stop, a requeue, a notice) it only asks for:
+the tick carries it out after the record is written.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from orchestrator.record.model import RunRecord
+from orchestrator.runs.events import Event
+from orchestrator.runs.steering import track
+from orchestrator.runs.steps.context import Pass
+
+QUEUED, LIVE, CLOSING, WITHDRAWING, DONE = "queued", "live", "closing", "withdrawing", "done"
+
+
+def phase(record: RunRecord) -> str:
+    """Where the run stands for a pass: waiting in the queue, alive, just ended with its log not yet
+    accounted, ended with messages still queued for it, or done with."""
+    if record.queued:
+        return QUEUED
+    if record.active:
+        return LIVE
+    if record.spend is None and record.format:
+        return CLOSING  # its whole log is accounted once, its last receipts and answers taken
+    if track.outstanding(record):
+        return WITHDRAWING  # ended with messages still queued: withdrawn and reported
+    return DONE
+
+
+class Step(Protocol):
+    name: str
+    phases: frozenset[str]
+
+    def apply(self, p: Pass) -> list[Event]:
+        """Apply this concern to the pass; what happened, as events."""

@@ -1,0 +1,44 @@
+"""Step: the detector's verdict at this moment, and the page's trip when it first pages.
+
+The new spiral state (`Pass.spiral`) carries the page's facts over and takes the verdict and the
+counts; the episodes step records it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from orchestrator.notify.pages import redact_cut
+from orchestrator.record.clock import RunClock
+from orchestrator.runs import evaluator
+from orchestrator.runs.events import Event, Kind, of
+from orchestrator.runs.steps.base import LIVE
+from orchestrator.runs.steps.context import Pass
+
+
+class Detection:
+    name = "detection"
+    phases = frozenset({LIVE})
+
+    def apply(self, p: Pass) -> list[Event]:
+        cached = p.cached
+        assert cached is not None
+        now = RunClock.of(p.record).at(p.real_now)
+        verdict = p.verdict = cached.detector.evaluate(cached.agent_time(now))
+        old = p.record.spiral
+        new = p.spiral = msgspec.structs.replace(  # the page's facts carry over; the verdict and counts are new
+            old,
+            region=verdict.region,
+            signals=list(verdict.signals),
+            suspicion=verdict.suspicion,
+            evidence=[redact_cut(e) for e in verdict.evidence],  # a path (or its shortened tail) may hold a token
+            signals_seen=sorted(set(old.signals_seen) | set(verdict.signals)),
+            skipped_lines=cached.skipped_lines + cached.adapter.skipped,
+            tool_calls=cached.detector.calls,
+        )
+        if not (p.acts and verdict.should_page and not old.tripped_in_soft_band):
+            return []
+        new.tripped_in_soft_band, new.tripped_at_min = True, round(verdict.elapsed_min, 2)
+        new.page_signals, new.page_evidence = list(verdict.signals), list(new.evidence)
+        new.page_recent = evaluator.briefs(cached)
+        return [of(Kind.TRIPPED)]

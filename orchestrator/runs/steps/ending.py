@@ -1,0 +1,27 @@
+"""Step: a run that just ended is accounted once: its case file learns the guidance restarts, its
+record keeps the whole log's spend and call count, and its kept detector is let go."""
+
+from __future__ import annotations
+
+from orchestrator.record import case_file
+from orchestrator.record.clock import RunClock
+from orchestrator.runs.events import Event, Kind, of
+from orchestrator.runs.steps.base import CLOSING
+from orchestrator.runs.steps.context import KEPT, Pass, spend_of
+from spiral.timestamps import parse_ts
+
+
+class Ending:
+    name = "ending"
+    phases = frozenset({CLOSING})
+
+    def apply(self, p: Pass) -> list[Event]:
+        assert p.cached is not None
+        record = p.record
+        if any(e.kind is Kind.GUIDANCE_RECEIVED for e in p.events):  # the case file learns its restarts
+            ended = parse_ts(record.ended_at) or p.real_now
+            case_file.write_run_case(p.rd, record, RunClock.of(record).at(ended))
+        record.spend = spend_of(p.rd, record, p.cached, p.cfg)
+        record.spiral.tool_calls = p.cached.detector.calls
+        KEPT.drop(p.rd.detector_cache)  # an ended run is not looked at again
+        return [of(Kind.SPEND)]

@@ -1,0 +1,127 @@
+"""One watcher pass over one run: its steps in order, under the run's lock.
+
+The tick takes the lock, reads the record once, builds the pass (`runs/steps/context.py`), runs
+each step of `STEPS` that runs in the run's phase, writes the record once, and then carries out what
+the steps asked for: a stop or a requeue, then the notices. `STEPS` in order is the contract:
+
+1. liveness: is the run's process there, and is a stop due that nobody carried out;
+2. feed: the guidance receipts first (the windows restart there), then what the files gained;
+3. provider: the agent's model API retrying, or fine;
+4. detection: the verdict, and the page's trip;
+5. episodes: since when it is tripped, a later episode's trip; the verdict recorded;
+6. answers: what each message of guidance came to (or, once ended, its last word);
+7. ladder: the escalation ladder's next rung;
+8. spend: tokens and dollars, the ceilings;
+9. ending: a run that just ended, accounted once.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from orchestrator.buckets import BucketsFile
+from orchestrator.config import UserConfig
+from orchestrator.notify.channels import Notifier
+from orchestrator.record import case_file, state_file
+from orchestrator.record.clock import RunClock
+from orchestrator.record.layout import RunDir
+from orchestrator.record.model import RunRecord, StopRequest
+from orchestrator.runs import fleet, liveness
+from orchestrator.runs.events import Kind, of
+from orchestrator.runs.executors import base as executors
+from orchestrator.runs.sending import deliver
+from orchestrator.runs.steps.answers import Answers
+from orchestrator.runs.steps.base import QUEUED, Step, phase
+from orchestrator.runs.steps.context import KEPT, Pass, first_view, settings_of
+from orchestrator.runs.steps.detection import Detection
+from orchestrator.runs.steps.ending import Ending
+from orchestrator.runs.steps.episodes import Episodes
+from orchestrator.runs.steps.feed import Feed
+from orchestrator.runs.steps.ladder import Ladder
+from orchestrator.runs.steps.liveness import Liveness
+from orchestrator.runs.steps.provider import Provider
+from orchestrator.runs.steps.spend import Spend
+from orchestrator.runs.view import RunView
+from spiral.timestamps import parse_ts
+
+STEPS: tuple[Step, ...] = (
+    Liveness(),
+    Feed(),
+    Provider(),
+    Detection(),
+    Episodes(),
+    Answers(),
+    Ladder(),
+    Spend(),
+    Ending(),
+)
+
+
+def refresh(
+    run_dir: Path,
+    buckets: BucketsFile,
+    cfg: UserConfig,
+    real_now: float | None = None,
+    notifier: Notifier | None = None,
+    *,
+    send: bool = True,
+) -> RunView:
+    """Evaluate one run, enforce liveness, and send what is due (when given a notifier). `send=False`
+    leaves the sending to the caller (`deliver`: a forked worker's views are sent by its parent)."""
+    real_now = time.time() if real_now is None else real_now
+    rd = RunDir.of(run_dir)
+    with state_file.locked(rd):
+        record = state_file.read(rd)
+        settings = settings_of(record, buckets)
+        p = Pass(rd, record, settings, cfg, real_now, first_view(rd, record, settings, real_now))
+        where = phase(record)
+        if where == QUEUED:
+            p.view.elapsed_min = 0.0  # its clock starts when its agent does
+        for step in STEPS:
+            if where in step.phases:
+                p.view.events += step.apply(p)
+        if p.view.events:
+            state_file.write(rd, record)
+        if not KEPT.keep:
+            KEPT.discard(rd.detector_cache)  # one pass only: what is unwritten is a small catch-up, redone
+    view, decision = p.view, p.decision()
+    if decision is not None and decision.end_as == "queued":
+        view.record = fleet.requeue(rd, decision.reason, record.admission)
+        view.events.append(of(Kind.QUEUED_AGAIN))
+    elif decision is not None:
+        view.record = stop(rd, decision, view)
+    return deliver(view, cfg, notifier) if send else view
+
+
+def stop(rd: RunDir, decision: liveness.Decision, view: RunView) -> RunRecord:
+    """Stop a run the liveness path gave up on; the signals seen become hints.
+
+    A stop already requested (by `kill`, or an earlier pass) keeps its kind and
+    reason; it is carried through even when its requester or the supervisor died.
+    """
+
+    def request(r: RunRecord) -> bool:
+        if not r.active:
+            return False
+        if r.stop_requested is None:
+            r.stop_requested = StopRequest(end_as=decision.end_as, reason=decision.reason, at=state_file.utcnow())
+        r.hints = list(r.spiral.signals_seen)
+        return True
+
+    record = state_file.update(rd, request)
+    if not record.active or record.stop_requested is None:
+        return record
+    req = record.stop_requested
+    how, reason = req.end_as or decision.end_as, req.reason or decision.reason
+    if how != decision.end_as and decision.end_as == "lost":
+        reason += "; its supervisor vanished before recording it"
+    # the agent, or the verify: check running after it; then a while for the supervisor to see it
+    executors.for_record(record).stop(record, then_supervisor=False)
+    # the supervisor records a requested stop itself; when it is gone, record it here
+    final = state_file.update(rd, lambda r: state_file.end(r, how, reason))
+    if final.state == how:
+        view.events.append(of(Kind.ENDED, how))
+        ended = parse_ts(final.ended_at) or time.time()
+        case_file.write_run_case(rd, final, RunClock.of(final).at(ended))
+    return final
