@@ -16,6 +16,7 @@ import pytest
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier, Target
 from orchestrator.record import state_file
+from orchestrator.runs.pipeline import NOTICES
 from tests.helpers import ROOT, state, status_json, tripped_run, write_config
 from tests.test_notify_slow import SlowReceiver
 
@@ -93,14 +94,14 @@ def test_a_receiver_slower_than_the_deadline_gets_the_page_three_times_then_it_i
         n = Notifier(targets=[Target(slow.url)], timeout_s=3.0, retry_initial_s=0.01, retry_max_s=0.01)
         outcomes = []
         for _ in range(5):
-            outcomes.append(delivery.deliver(run_dir, "spiral", n))
+            outcomes.append(delivery.deliver(run_dir, "spiral", n, NOTICES))
             time.sleep(0.05)
         assert [o.split(":")[0] for o in outcomes] == ["failed", "failed", "failed", "gave up", "skipped"], outcomes
         assert outcomes[4] == "skipped: given up"
         rec = state(home, "r-slow")["notices"]["spiral"]
         assert rec["gave_up"] and list(rec["unanswered"].values()) == [3] and rec["next_attempt_at"] is None
         assert "raise notify.timeout_seconds" in rec["last_error"] and not rec["delivered"]
-        assert delivery.due(state_file.read(run_dir), n) == []  # no pass sends it again
+        assert delivery.due(state_file.read(run_dir), n, NOTICES) == []  # no pass sends it again
         row = next(r for r in status_json()["runs"] if r["id"] == "r-slow")
         assert row["notices"]["spiral"] == {
             "delivered": False,
@@ -120,13 +121,13 @@ def test_a_hanging_target_holds_up_no_other_and_alone_is_given_up(home: Path, dr
         run_dir = tripped_run(home, "r-two")
         hanging = Target(f"json://127.0.0.1:{drip.port}/hook")
         n = Notifier(targets=[hanging, Target(phone.url)], timeout_s=3.0, retry_initial_s=0.01, retry_max_s=0.01)
-        first = delivery.deliver(run_dir, "spiral", n)
+        first = delivery.deliver(run_dir, "spiral", n, NOTICES)
         assert first.startswith(f"failed: delivery to json://127.0.0.1:{drip.port}/hook did not finish"), first
         assert len(phone.bodies()) == 1  # the working target took it in the first attempt, not after
         outcomes = []
         for _ in range(3):
             time.sleep(0.05)  # past the backoff
-            outcomes.append(delivery.deliver(run_dir, "spiral", n))
+            outcomes.append(delivery.deliver(run_dir, "spiral", n, NOTICES))
         assert outcomes[-1].startswith("gave up: gave up on 1 target after 3 attempts"), outcomes
         assert outcomes[-1].endswith("; the others took it")
         rec = state(home, "r-two")

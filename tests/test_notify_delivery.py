@@ -174,19 +174,20 @@ def test_ending_notices_hook_and_tags(tmp_path: Path, repo: Path, home: Path, re
 def test_partial_failure_retries_only_the_failed_target(tmp_path: Path, home: Path, receiver: Receiver) -> None:
     from orchestrator.notify.channels import Notifier, Target
     from orchestrator.notify.delivery import deliver
+    from orchestrator.runs.pipeline import NOTICES
 
     down = Receiver()  # never started
     run_dir = tripped_run(home, "r-1")
     notifier = Notifier(targets=[Target(receiver.url), Target(down.url)], retry_initial_s=0.01, retry_max_s=0.01)
     for _ in range(3):
-        assert deliver(run_dir, "spiral", notifier).startswith("failed")
+        assert deliver(run_dir, "spiral", notifier, NOTICES).startswith("failed")
         time.sleep(0.02)
     assert receiver.titles() == ["run r-1 may be spiraling"]  # the working target got it once
     down.start()
     try:
-        assert deliver(run_dir, "spiral", notifier) == "delivered"
+        assert deliver(run_dir, "spiral", notifier, NOTICES) == "delivered"
         assert len(down.titles()) == 1 and len(receiver.titles()) == 1
-        assert deliver(run_dir, "spiral", notifier) == "skipped: already delivered"
+        assert deliver(run_dir, "spiral", notifier, NOTICES) == "skipped: already delivered"
     finally:
         down.stop()
     rec = json.loads((run_dir / "state.json").read_text())["notices"]["spiral"]
@@ -210,9 +211,10 @@ def test_failing_hook_does_not_break_status(tmp_path: Path, repo: Path, home: Pa
 def test_apprise_config_file_targets_get_the_page(tmp_path: Path, home: Path, receiver: Receiver) -> None:
     from orchestrator.notify.channels import Notifier
     from orchestrator.notify.delivery import deliver
+    from orchestrator.runs.pipeline import NOTICES
 
     conf = tmp_path / "apprise.txt"
     conf.write_text(f"spiral={receiver.url}\n")
     run_dir = tripped_run(home, "r-2")
-    assert deliver(run_dir, "spiral", Notifier(apprise_config=conf)) == "delivered"
+    assert deliver(run_dir, "spiral", Notifier(apprise_config=conf), NOTICES) == "delivered"
     assert receiver.titles() == ["run r-2 may be spiraling"]

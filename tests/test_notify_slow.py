@@ -23,6 +23,7 @@ from orchestrator.demo.sink import free_port
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier, Target
 from orchestrator.record import state_file
+from orchestrator.runs.pipeline import NOTICES
 from tests.helpers import TINY, cli, launch, spiral_body, start_watcher, state, ticket, tripped_run, wait, write_config
 
 
@@ -135,23 +136,23 @@ def test_hanging_endpoint_fails_at_the_deadline_and_is_retried_with_the_same_key
     # even on a loaded machine (at 1 s, one attempt was cut before it had sent anything)
     n = Notifier(targets=[Target(slow.url)], timeout_s=3.0, retry_initial_s=0.3, retry_max_s=0.3)
     t0 = time.monotonic()
-    first = delivery.start(run_dir, "spiral", n, background=True)
+    first = delivery.start(run_dir, "spiral", n, NOTICES, background=True)
     assert first.wait(0.1) == "in flight" and time.monotonic() - t0 < 1.0  # the caller goes on
-    again = delivery.start(run_dir, "spiral", n, background=True)
+    again = delivery.start(run_dir, "spiral", n, NOTICES, background=True)
     assert again.wait(1) == "skipped: in flight (another sender holds its lease)"  # not started twice
     outcome = first.wait(10)
     took = time.monotonic() - t0
     assert outcome.startswith("failed: delivery to") and 2.9 <= took < 9, (outcome, took)
     rec = state(home, "r-hang")["notices"]["spiral"]
     assert rec["attempts"] == 1 and not rec["delivered"] and rec["claim"] is None and rec["next_attempt_at"]
-    assert delivery.deliver(run_dir, "spiral", n) == "skipped: waiting to retry"
+    assert delivery.deliver(run_dir, "spiral", n, NOTICES) == "skipped: waiting to retry"
     time.sleep(0.4)
-    second = delivery.start(run_dir, "spiral", n, background=True)
+    second = delivery.start(run_dir, "spiral", n, NOTICES, background=True)
     assert second.wait(10).startswith("failed")  # still hanging: failed again, by its deadline
     slow.delay = 0.0
     time.sleep(0.4)
-    assert delivery.deliver(run_dir, "spiral", n) == "delivered"
-    assert delivery.deliver(run_dir, "spiral", n) == "skipped: already delivered"
+    assert delivery.deliver(run_dir, "spiral", n, NOTICES) == "delivered"
+    assert delivery.deliver(run_dir, "spiral", n, NOTICES) == "skipped: already delivered"
     pages = slow.pages("run r-hang may be spiraling")
     assert len(pages) == 3  # each attempt reached the receiver; only the last was answered in time
     assert {_key_of(p) for p in pages} == {("r-hang/spiral", "r-hang/spiral", True)}
@@ -172,9 +173,9 @@ def test_hook_gets_the_same_key_on_every_attempt(tmp_path: Path, home: Path) -> 
     ]
     run_dir = tripped_run(home, "r-hook")
     n = Notifier(command=tuple(hook), retry_initial_s=0.01, retry_max_s=0.01)
-    assert delivery.deliver(run_dir, "spiral", n).startswith("failed: notify command exited 1")
+    assert delivery.deliver(run_dir, "spiral", n, NOTICES).startswith("failed: notify command exited 1")
     time.sleep(0.05)
-    assert delivery.deliver(run_dir, "spiral", n) == "delivered"
+    assert delivery.deliver(run_dir, "spiral", n, NOTICES) == "delivered"
     assert out.read_text().splitlines() == ["r-hook/spiral", "r-hook/spiral"]
 
 
@@ -193,7 +194,7 @@ def test_the_duplicate_window_is_milliseconds(home: Path, slow: SlowReceiver, mo
     n = Notifier(targets=[Target(slow.url)])
     runs = [f"r-w{i}" for i in range(30)]
     for run_id in runs:
-        assert delivery.deliver(tripped_run(home, run_id), "spiral", n) == "delivered"
+        assert delivery.deliver(tripped_run(home, run_id), "spiral", n, NOTICES) == "delivered"
     from_200, from_arrival = [], []
     for run_id in runs:
         (page,) = slow.pages(f"run {run_id} may be spiraling")

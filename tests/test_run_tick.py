@@ -1,4 +1,4 @@
-"""The watcher pass as ordered steps (orchestrator/runs/tick.py): the order, the phases a step runs
+"""The watcher pass as ordered steps (orchestrator/runs/tick.py, runs/pipeline.py): the order, the phases a step runs
 in, which stop wins, and the verdict recorded only when something changed. Milliseconds each: the
 end-to-end behaviour of every step stays covered by the run tests (test_run_watched.py and others)."""
 
@@ -13,7 +13,7 @@ import pytest
 from orchestrator.config import UserConfig
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Guidance, RunRecord
-from orchestrator.runs import tick
+from orchestrator.runs import pipeline
 from orchestrator.runs.events import Kind
 from orchestrator.runs.liveness import Decision
 from orchestrator.runs.steps import base
@@ -30,8 +30,8 @@ def _pass(tmp_path: Path, record: RunRecord) -> Pass:
 
 
 def test_the_steps_run_in_the_order_the_tick_documents() -> None:
-    documented = re.findall(r"^\d+\. (\w+):", tick.__doc__ or "", re.M)
-    assert [s.name for s in tick.STEPS] == documented
+    documented = re.findall(r"^\d+\. (\w+):", pipeline.__doc__ or "", re.M)
+    assert [s.name for s in pipeline.STEPS] == documented
     assert len(documented) == 9
 
 
@@ -48,7 +48,7 @@ def test_the_steps_run_in_the_order_the_tick_documents() -> None:
 )
 def test_a_run_s_phase_decides_which_steps_run(record: RunRecord, where: str) -> None:
     assert base.phase(record) == where
-    names = {s.name for s in tick.STEPS if where in s.phases}
+    names = {s.name for s in pipeline.STEPS if where in s.phases}
     expected = {
         base.QUEUED: set(),
         base.LIVE: {"liveness", "feed", "provider", "detection", "episodes", "answers", "ladder", "spend"},

@@ -11,7 +11,7 @@ from typing import Any
 import psutil
 import pytest
 
-from orchestrator.notify.delivery import PROVIDER_NOTICE_ATTEMPTS
+from orchestrator.runs.steps.provider import PROVIDER_NOTICE_ATTEMPTS
 from spiral.outcome import Outcome, blocked_before
 from tests.helpers import FAKE_AGENT, TINY, Receiver, cli, launch, spiral_pages, state, status_json, ticket, wait
 

@@ -38,9 +38,10 @@ from orchestrator.infra.serve_config import ServeConfig
 
 ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget", "no_change", "gave_up")
 # "provider": the agent's model API kept failing (one notice per episode of retries)
-EVENTS = ("spiral", "provider", "escalation", "guidance", "budget", *ENDING_EVENTS)
+EVENTS = ("spiral", "provider", "escalation", "guidance", "answer", "budget", *ENDING_EVENTS)
 ENDINGS = frozenset(ENDING_EVENTS)
-# escalation: a rung of the opt-in ladder climbed; guidance: a message that never reached the agent
+# escalation: a rung of the opt-in ladder climbed; guidance: a message that never reached the agent;
+# answer (opt-in): what a person's message came to, recovered or ignored
 NO_TARGET = (
     "no notification target configured: pages and notices go nowhere "
     "(set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY)"

@@ -27,12 +27,15 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.infra import proc
-from orchestrator.notify import buttons, pages
-from orchestrator.notify.channels import ENDINGS, Notifier
+from orchestrator.notify import buttons
+from orchestrator.notify.channels import Notifier
+from orchestrator.notify.kinds import NoticeKind, event_of, kind_for
+from orchestrator.notify.pages import redact_cut
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Claim, Notice, RunRecord
@@ -44,50 +47,12 @@ MAX_UNANSWERED = 3
 # attempts in all before a notice is given up (a revoked token, a target gone for good: about 4 h of backoff)
 MAX_ATTEMPTS = 20
 WAIT_S = 0.5  # how long a caller of `start(..., background=True)` may wait for a quick answer
-PROVIDER_NOTICE_ATTEMPTS = 3  # a retry or two is routine; the third in one episode is worth a notice
 
 
-def due(record: RunRecord, notifier: Notifier) -> list[str]:
-    """Notices of this run that should be (or still be) sent, by key (`provider-N`: episode N)."""
-    out = []
-    if "spiral" in notifier.events and record.spiral.tripped_in_soft_band:
-        out.append("spiral")
-    if "spiral" in notifier.events:  # a later episode's page: it tripped again after guidance was received
-        out += [f"spiral-{e.n}" for e in record.spiral.episodes if e.tripped_at_min is not None]
-    if "escalation" in notifier.events:
-        out += [f"escalation-{e.rung}" for e in record.escalations]
-    if "budget" in notifier.events and record.budget_warned_at is not None:
-        out.append("budget-70")
-    if "budget" in notifier.events and record.held is not None and record.queued:
-        out.append(f"budget-held-{(record.held_since or '')[:10]}")  # once a day per held run
-    if "guidance" in notifier.events:  # guidance that never reached the agent
-        out += [f"guidance-{g.id}" for g in record.guidance if g.undelivered is not None]
-    p = record.provider
-    if "provider" in notifier.events and p is not None and (p.attempt or 0) >= PROVIDER_NOTICE_ATTEMPTS:
-        out.append(f"provider-{p.episode}")
-    if record.state in ENDINGS and record.state in notifier.events:
-        out.append(record.state)
+def due(record: RunRecord, notifier: Notifier, kinds: Sequence[NoticeKind]) -> list[str]:
+    """Notices of this run that should be (or still be) sent, by key, of the kinds the targets want."""
+    out = [key for kind in kinds if kind.event in notifier.events for key in kind.keys(record)]
     return [e for e in out if not (e in record.notices and (record.notices[e].delivered or record.notices[e].gave_up))]
-
-
-def _event(key: str) -> str:
-    """The event a notice key is for (`provider-2` -> `provider`), which routes it to targets."""
-    return key.split("-", 1)[0]
-
-
-def _compose(record: RunRecord, key: str) -> tuple[str, str]:
-    event = _event(key)
-    if event == "spiral":
-        return pages.spiral_page(record, episode=int(key.split("-", 1)[1]) if "-" in key else 1)
-    if event == "escalation":
-        return pages.escalation_notice(record, int(key.split("-", 1)[1]))
-    if event == "guidance":
-        return pages.undelivered_notice(record, key.split("-", 1)[1])
-    if event == "budget":
-        return pages.budget_notice(record, key)
-    if event == "provider":
-        return pages.provider_notice(record)
-    return pages.ending_notice(record, event)
 
 
 def idempotency_key(run_id: str, key: str) -> str:
@@ -105,7 +70,15 @@ class _Attempt:
     ntfy: dict[str, str] = field(default_factory=dict)  # ntfy's click URL and buttons (notify/buttons.py)
 
 
-def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt: _Attempt, n: Notifier) -> bool:
+def _claim(
+    record: RunRecord,
+    event: str,
+    me: proc.ProcRef,
+    now: float,
+    attempt: _Attempt,
+    n: Notifier,
+    kinds: Sequence[NoticeKind],
+) -> bool:
     """Take the notice for one attempt (attempt.notice set); returns whether the record changed."""
     notice = record.notices.get(event) or Notice()
     if notice.delivered:
@@ -131,7 +104,7 @@ def _claim(record: RunRecord, event: str, me: proc.ProcRef, now: float, attempt:
         attempt.why = f"failed: {notice.last_error}"
         return True
     if notice.title is None:
-        notice.title, notice.body = _compose(record, event)
+        notice.title, notice.body = kind_for(kinds, event).compose(record, event)
     notice.claim = Claim(me.pid, me.create_time, now + n.timeout_s + LEASE_GRACE_S)
     notice.attempts += 1
     record.notices[event] = notice
@@ -164,7 +137,13 @@ class Sending:
 
 
 def start(
-    run: RunDir | Path, event: str, notifier: Notifier, now: float | None = None, *, background: bool = False
+    run: RunDir | Path,
+    event: str,
+    notifier: Notifier,
+    kinds: Sequence[NoticeKind],
+    now: float | None = None,
+    *,
+    background: bool = False,
 ) -> Sending:
     """Claim one notice and send it: here, or (`background`) in a worker thread that records its own outcome.
 
@@ -175,7 +154,7 @@ def start(
     now = time.time() if now is None else now
     me = proc.ProcRef.of(os.getpid())
     attempt = _Attempt()
-    state_file.update(run, lambda r: _claim(r, event, me, now, attempt, notifier))
+    state_file.update(run, lambda r: _claim(r, event, me, now, attempt, notifier, kinds))
     sending = Sending(event)
     if attempt.notice is None:
         sending.outcome.append(attempt.why)
@@ -192,9 +171,11 @@ def start(
     return sending
 
 
-def deliver(run: RunDir | Path, event: str, notifier: Notifier, now: float | None = None) -> str:
+def deliver(
+    run: RunDir | Path, event: str, notifier: Notifier, kinds: Sequence[NoticeKind], now: float | None = None
+) -> str:
     """Try to deliver one notice, here and now; returns what happened (delivered/failed/skipped:...)."""
-    return start(run, event, notifier, now).wait()
+    return start(run, event, notifier, kinds, now).wait()
 
 
 def _mark_done(r: RunRecord, event: str, channel: str) -> bool:
@@ -221,12 +202,12 @@ def _send(run: RunDir | Path, event: str, notifier: Notifier, me: proc.ProcRef, 
     skip = set(sent.channels_done) | set(_given_up(sent))
     try:
         ok, error = notifier.send(
-            _event(event), sent.title or "", body, skip, attempt.env, attempt.key, progress, unanswered, attempt.ntfy
+            event_of(event), sent.title or "", body, skip, attempt.env, attempt.key, progress, unanswered, attempt.ntfy
         )
     except Exception as exc:
         ok, error = set(), f"sending failed: {type(exc).__name__}: {exc}"
     if error is not None:  # a hook's stderr or a library's message may quote a URL's password or a token
-        error = pages.redact_cut(error)
+        error = redact_cut(error)
     outcome: list[str] = []
 
     def record(r: RunRecord) -> None:
@@ -278,6 +259,6 @@ def _given_up(notice: Notice) -> list[str]:
     return sorted(c for c, n in notice.unanswered.items() if n >= MAX_UNANSWERED)
 
 
-def deliver_due(run: RunDir | Path, notifier: Notifier) -> list[tuple[str, str]]:
+def deliver_due(run: RunDir | Path, notifier: Notifier, kinds: Sequence[NoticeKind]) -> list[tuple[str, str]]:
     record = state_file.read(run)
-    return [(event, deliver(run, event, notifier)) for event in due(record, notifier)]
+    return [(event, deliver(run, event, notifier, kinds)) for event in due(record, notifier, kinds)]

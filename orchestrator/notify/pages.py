@@ -27,7 +27,7 @@ def _cut(line: str, limit: int = MAX_LINE) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _finish(lines: list[str]) -> str:
+def finish(lines: list[str]) -> str:
     out: list[str] = []
     total = 0
     for line in lines:
@@ -71,7 +71,7 @@ def spiral_page(record: RunRecord, cli: str = CLI, episode: int = 1) -> tuple[st
     if record.guidance_via is not None:
         lines.append(f'  {cli} nudge {run} "what to do instead"   (or --redirect, --wrap-up)')
     lines.append(f"  {cli} kill {run}")
-    return redact(title), _finish(lines)
+    return redact(title), finish(lines)
 
 
 def escalation_notice(record: RunRecord, rung: int, cli: str = CLI) -> tuple[str, str]:
@@ -91,7 +91,7 @@ def escalation_notice(record: RunRecord, rung: int, cli: str = CLI) -> tuple[str
     lines.append(f"  {cli} logs {run}")
     if action != "stop":
         lines.append(f"  {cli} kill {run}")
-    return redact(f"run {run}: escalation {rung} ({action})"), _finish(lines)
+    return redact(f"run {run}: escalation {rung} ({action})"), finish(lines)
 
 
 def budget_notice(record: RunRecord, key: str, cli: str = CLI) -> tuple[str, str]:
@@ -99,7 +99,7 @@ def budget_notice(record: RunRecord, key: str, cli: str = CLI) -> tuple[str, str
     run = record.run_id
     if key.startswith("budget-held"):
         lines = [f"Ticket {record.ticket_id} (run {run}) waits in the queue: {record.held}.", f"  {cli} status"]
-        return redact(f"run {run}: held by the daily spend ceiling"), _finish(lines)
+        return redact(f"run {run}: held by the daily spend ceiling"), finish(lines)
     spend = record.spend_live or record.spend
     ceilings = []
     if record.max_usd is not None:
@@ -114,7 +114,7 @@ def budget_notice(record: RunRecord, key: str, cli: str = CLI) -> tuple[str, str
         f"  {cli} logs {run}",
         f"  {cli} kill {run}",
     ]
-    return redact(f"run {run}: {record.budget_warned_at or 0:.0%} of its spend ceiling"), _finish(lines)
+    return redact(f"run {run}: {record.budget_warned_at or 0:.0%} of its spend ceiling"), finish(lines)
 
 
 def undelivered_notice(record: RunRecord, gid: str, cli: str = CLI) -> tuple[str, str]:
@@ -128,7 +128,7 @@ def undelivered_notice(record: RunRecord, gid: str, cli: str = CLI) -> tuple[str
         f"  {cli} logs {run}",
         f"  {cli} kill {run}",
     ]
-    return redact(f"run {run}: guidance {gid} undelivered"), _finish(lines)
+    return redact(f"run {run}: guidance {gid} undelivered"), finish(lines)
 
 
 def provider_notice(record: RunRecord, cli: str = CLI) -> tuple[str, str]:
@@ -144,7 +144,7 @@ def provider_notice(record: RunRecord, cli: str = CLI) -> tuple[str, str]:
         f"  {cli} logs {run}",
         f"  {cli} kill {run}",
     ]
-    return redact(f"run {run}: model API failing"), _finish(lines)
+    return redact(f"run {run}: model API failing"), finish(lines)
 
 
 def ending_notice(record: RunRecord, event: str, cli: str = CLI) -> tuple[str, str]:
@@ -165,4 +165,4 @@ def ending_notice(record: RunRecord, event: str, cli: str = CLI) -> tuple[str, s
         )
     lines.append(f"  {cli} logs {run}")
     lines.append(f"  {cli} diff {run}")
-    return redact(title), _finish(lines)
+    return redact(title), finish(lines)

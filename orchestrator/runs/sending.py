@@ -12,6 +12,7 @@ from orchestrator.notify.channels import Notifier
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
 from orchestrator.runs.events import Kind, of
+from orchestrator.runs.pipeline import NOTICES
 from orchestrator.runs.view import RunView
 from orchestrator.telemetry import export as telemetry
 
@@ -29,11 +30,11 @@ def deliver(view: RunView, cfg: UserConfig, notifier: Notifier | None = None) ->
             view.events.append(of(Kind.NOTICE, f"{s.event} notice {s.outcome[0]} (the attempt left in flight)"))
         else:
             IN_FLIGHT.setdefault(rd.path, []).append(s)
-    due = delivery.due(view.record, notifier) if notifier is not None else []
+    due = delivery.due(view.record, notifier, NOTICES) if notifier is not None else []
     if notifier is not None and due:
         # each attempt runs in its own thread with its own deadline: a slow endpoint holds up neither
         # this tick's other runs nor their liveness; a quick answer is still seen in this view
-        sending = [delivery.start(rd, event, notifier, background=True) for event in due]
+        sending = [delivery.start(rd, event, notifier, NOTICES, background=True) for event in due]
         until = time.monotonic() + delivery.WAIT_S
         for s in sending:
             outcome = s.wait(max(0.0, until - time.monotonic()))

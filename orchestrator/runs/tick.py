@@ -1,18 +1,9 @@
 """One watcher pass over one run: its steps in order, under the run's lock.
 
 The tick takes the lock, reads the record once, builds the pass (`runs/steps/context.py`), runs
-each step of `STEPS` that runs in the run's phase, writes the record once, and then carries out what
-the steps asked for: a stop or a requeue, then the notices. `STEPS` in order is the contract:
-
-1. liveness: is the run's process there, and is a stop due that nobody carried out;
-2. feed: the guidance receipts first (the windows restart there), then what the files gained;
-3. provider: the agent's model API retrying, or fine;
-4. detection: the verdict, and the page's trip;
-5. episodes: since when it is tripped, a later episode's trip; the verdict recorded;
-6. answers: what each message of guidance came to (or, once ended, its last word);
-7. ladder: the escalation ladder's next rung;
-8. spend: tokens and dollars, the ceilings;
-9. ending: a run that just ended, accounted once.
+each step of `STEPS` (`runs/pipeline.py`, where their order is written) that runs in the run's
+phase, writes the record once, and then carries out what the steps asked for: a stop or a requeue,
+then the notices their facts made due (`NOTICES`).
 """
 
 from __future__ import annotations
@@ -30,32 +21,12 @@ from orchestrator.record.model import RunRecord, StopRequest
 from orchestrator.runs import fleet, liveness
 from orchestrator.runs.events import Kind, of
 from orchestrator.runs.executors import base as executors
+from orchestrator.runs.pipeline import STEPS
 from orchestrator.runs.sending import deliver
-from orchestrator.runs.steps.answers import Answers
-from orchestrator.runs.steps.base import QUEUED, Step, phase
+from orchestrator.runs.steps.base import QUEUED, phase
 from orchestrator.runs.steps.context import KEPT, Pass, first_view, settings_of
-from orchestrator.runs.steps.detection import Detection
-from orchestrator.runs.steps.ending import Ending
-from orchestrator.runs.steps.episodes import Episodes
-from orchestrator.runs.steps.feed import Feed
-from orchestrator.runs.steps.ladder import Ladder
-from orchestrator.runs.steps.liveness import Liveness
-from orchestrator.runs.steps.provider import Provider
-from orchestrator.runs.steps.spend import Spend
 from orchestrator.runs.view import RunView
 from spiral.timestamps import parse_ts
-
-STEPS: tuple[Step, ...] = (
-    Liveness(),
-    Feed(),
-    Provider(),
-    Detection(),
-    Episodes(),
-    Answers(),
-    Ladder(),
-    Spend(),
-    Ending(),
-)
 
 
 def refresh(

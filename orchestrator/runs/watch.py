@@ -173,8 +173,9 @@ def _owes(view: RunView, notifier: Notifier | None) -> bool:
     """A notice of this run is still to be sent (waiting to retry, or in flight): the watcher stays for it,
     as no other process would retry it."""
     from orchestrator.notify import delivery
+    from orchestrator.runs.pipeline import NOTICES
 
-    return notifier is not None and notifier.configured and bool(delivery.due(view.record, notifier))
+    return notifier is not None and notifier.configured and bool(delivery.due(view.record, notifier, NOTICES))
 
 
 def _config_stamp(cfg: UserConfig) -> tuple[int, int] | None:

@@ -2,7 +2,7 @@
 
 A step says in which of a run's phases it runs and applies itself to the pass (`Pass`): it reads
 the record and the fed detector, changes its own part of the record, and returns what happened as
-events. Anything with an effect outside the record (a stop, a requeue, a notice) it only asks for:
+events. It also names the kinds of notice its facts make due (`notices`), with their texts. Anything with an effect outside the record (a stop, a requeue, a notice) it only asks for:
 the tick carries it out after the record is written.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from orchestrator.notify.kinds import NoticeKind
 from orchestrator.record.model import RunRecord
 from orchestrator.runs.events import Event
 from orchestrator.runs.steering import track
@@ -35,6 +36,7 @@ def phase(record: RunRecord) -> str:
 class Step(Protocol):
     name: str
     phases: frozenset[str]
+    notices: tuple[NoticeKind, ...]  # the kinds of notice whose facts this step keeps (notify/kinds.py)
 
     def apply(self, p: Pass) -> list[Event]:
         """Apply this concern to the pass; what happened, as events."""

@@ -8,17 +8,35 @@ from __future__ import annotations
 
 import msgspec
 
+from orchestrator.notify import pages
+from orchestrator.notify.kinds import NoticeKind
 from orchestrator.notify.pages import redact_cut
 from orchestrator.record.clock import RunClock
+from orchestrator.record.model import RunRecord
 from orchestrator.runs import evaluator
 from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.steps.base import LIVE
 from orchestrator.runs.steps.context import Pass
 
 
+class SpiralPage:
+    """The page: the run's first trip in its band (`spiral`), and each later episode's (`spiral-<n>`):
+    it tripped again after guidance was received and the windows restarted."""
+
+    event = "spiral"
+
+    def keys(self, record: RunRecord) -> list[str]:
+        first = ["spiral"] if record.spiral.tripped_in_soft_band else []
+        return first + [f"spiral-{e.n}" for e in record.spiral.episodes if e.tripped_at_min is not None]
+
+    def compose(self, record: RunRecord, key: str) -> tuple[str, str]:
+        return pages.spiral_page(record, episode=int(key.split("-", 1)[1]) if "-" in key else 1)
+
+
 class Detection:
     name = "detection"
     phases = frozenset({LIVE})
+    notices: tuple[NoticeKind, ...] = (SpiralPage(),)
 
     def apply(self, p: Pass) -> list[Event]:
         cached = p.cached

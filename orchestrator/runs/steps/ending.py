@@ -3,17 +3,38 @@ record keeps the whole log's spend and call count, and its kept detector is let 
 
 from __future__ import annotations
 
+from orchestrator.notify import pages
+from orchestrator.notify.channels import ENDING_EVENTS
+from orchestrator.notify.kinds import NoticeKind
 from orchestrator.record import case_file
 from orchestrator.record.clock import RunClock
+from orchestrator.record.model import RunRecord
 from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.steps.base import CLOSING
 from orchestrator.runs.steps.context import KEPT, Pass, spend_of
 from spiral.timestamps import parse_ts
 
 
+class EndingNotice:
+    """The run ended as `event` (succeeded, failed, stalled ...): one notice, keyed by the ending."""
+
+    def __init__(self, event: str) -> None:
+        self.event = event
+
+    def keys(self, record: RunRecord) -> list[str]:
+        return [self.event] if record.state == self.event else []
+
+    def compose(self, record: RunRecord, key: str) -> tuple[str, str]:
+        return pages.ending_notice(record, self.event)
+
+
+ENDING_NOTICES = tuple(EndingNotice(e) for e in ENDING_EVENTS)
+
+
 class Ending:
     name = "ending"
     phases = frozenset({CLOSING})
+    notices: tuple[NoticeKind, ...] = ENDING_NOTICES
 
     def apply(self, p: Pass) -> list[Event]:
         assert p.cached is not None

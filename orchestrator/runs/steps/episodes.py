@@ -6,6 +6,7 @@ counts move with every call, and a write per call would be a write per tick.
 
 from __future__ import annotations
 
+from orchestrator.notify.kinds import NoticeKind
 from orchestrator.record.model import SpiralState
 from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.steering import track
@@ -26,6 +27,7 @@ _VERDICT_KEYS = (
 class Episodes:
     name = "episodes"
     phases = frozenset({LIVE})
+    notices: tuple[NoticeKind, ...] = ()
 
     def apply(self, p: Pass) -> list[Event]:
         assert p.spiral is not None

@@ -7,6 +7,7 @@ verdict on the whole log is taken (the ending's answers read it).
 
 from __future__ import annotations
 
+from orchestrator.notify.kinds import NoticeKind
 from orchestrator.record.clock import RunClock
 from orchestrator.runs import evaluator
 from orchestrator.runs.events import Event
@@ -18,6 +19,7 @@ from spiral.timestamps import parse_ts
 class Feed:
     name = "feed"
     phases = frozenset({LIVE, CLOSING})
+    notices: tuple[NoticeKind, ...] = ()
 
     def apply(self, p: Pass) -> list[Event]:
         receipts: list[Event] = []

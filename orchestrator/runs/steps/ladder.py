@@ -3,15 +3,31 @@ is asked of the tick)."""
 
 from __future__ import annotations
 
+from orchestrator.notify import pages
+from orchestrator.notify.kinds import NoticeKind
+from orchestrator.record.model import RunRecord
 from orchestrator.runs.events import Event
 from orchestrator.runs.steering import escalate
 from orchestrator.runs.steps.base import LIVE
 from orchestrator.runs.steps.context import Pass
 
 
+class EscalationNotice:
+    """A rung the ladder climbed (`escalation-<rung>`): what it sent, or that it stopped the run."""
+
+    event = "escalation"
+
+    def keys(self, record: RunRecord) -> list[str]:
+        return [f"escalation-{e.rung}" for e in record.escalations]
+
+    def compose(self, record: RunRecord, key: str) -> tuple[str, str]:
+        return pages.escalation_notice(record, int(key.split("-", 1)[1]))
+
+
 class Ladder:
     name = "ladder"
     phases = frozenset({LIVE})
+    notices: tuple[NoticeKind, ...] = (EscalationNotice(),)
 
     def apply(self, p: Pass) -> list[Event]:
         if not p.acts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from orchestrator.notify.kinds import NoticeKind
 from orchestrator.runs import liveness
 from orchestrator.runs.events import Event
 from orchestrator.runs.executors import base as executors
@@ -17,6 +18,7 @@ STOP_PENDING_S = 60.0
 class Liveness:
     name = "liveness"
     phases = frozenset({LIVE})
+    notices: tuple[NoticeKind, ...] = ()
 
     def apply(self, p: Pass) -> list[Event]:
         decision = liveness.judge(facts(p))

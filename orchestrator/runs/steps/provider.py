@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
-from orchestrator.record.model import ProviderStatus
+from orchestrator.notify import pages
+from orchestrator.notify.kinds import NoticeKind
+from orchestrator.record.model import ProviderStatus, RunRecord
 from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.steps.base import LIVE
 from orchestrator.runs.steps.context import Pass
 from spiral.timestamps import format_ts
 
+PROVIDER_NOTICE_ATTEMPTS = 3  # a retry or two is routine; the third in one episode is worth a notice
+
+
+class ProviderNotice:
+    """The agent's model API failing again and again in one episode (`provider-<episode>`)."""
+
+    event = "provider"
+
+    def keys(self, record: RunRecord) -> list[str]:
+        p = record.provider
+        return [f"provider-{p.episode}"] if p is not None and (p.attempt or 0) >= PROVIDER_NOTICE_ATTEMPTS else []
+
+    def compose(self, record: RunRecord, key: str) -> tuple[str, str]:
+        return pages.provider_notice(record)
+
 
 class Provider:
     name = "provider"
     phases = frozenset({LIVE})
+    notices: tuple[NoticeKind, ...] = (ProviderNotice(),)
 
     def apply(self, p: Pass) -> list[Event]:
         assert p.cached is not None

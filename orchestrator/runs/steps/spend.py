@@ -3,6 +3,9 @@ the record (the daily ceiling and the notices read it)."""
 
 from __future__ import annotations
 
+from orchestrator.notify import pages
+from orchestrator.notify.kinds import NoticeKind
+from orchestrator.record.model import RunRecord
 from orchestrator.runs import budget
 from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.steps.base import LIVE
@@ -10,9 +13,26 @@ from orchestrator.runs.steps.context import Pass, spend_of
 from spiral.timestamps import parse_ts
 
 
+class BudgetNotice:
+    """A ceiling 70 % spent (`budget-70`), and a queued run held by the daily ceiling, once a day
+    (`budget-held-<date>`)."""
+
+    event = "budget"
+
+    def keys(self, record: RunRecord) -> list[str]:
+        out = ["budget-70"] if record.budget_warned_at is not None else []
+        if record.held is not None and record.queued:
+            out.append(f"budget-held-{(record.held_since or '')[:10]}")
+        return out
+
+    def compose(self, record: RunRecord, key: str) -> tuple[str, str]:
+        return pages.budget_notice(record, key)
+
+
 class Spend:
     name = "spend"
     phases = frozenset({LIVE})
+    notices: tuple[NoticeKind, ...] = (BudgetNotice(),)
 
     def apply(self, p: Pass) -> list[Event]:
         assert p.cached is not None
