@@ -72,8 +72,11 @@ def figures(stays: list[str]) -> dict[str, Any]:
     def package(room: str) -> str:
         return str(Path(room).parent)
 
-    rooms, revisits, entered = set(), Counter(), Counter()
-    packs, pack_entered = [], Counter()
+    rooms: set[str] = set()
+    revisits: Counter[str] = Counter()
+    entered: Counter[str] = Counter()
+    packs: list[str] = []
+    pack_entered: Counter[str] = Counter()
     for room in stays:
         entered[room] += 1
         if room in rooms:
