@@ -15,7 +15,7 @@ import pytest
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import load
 from orchestrator.record import state_file
-from orchestrator.runs import evaluator, fanout, monitor
+from orchestrator.runs import fanout, monitor
 from tests.helpers import ROOT, Receiver, cli, live_generic_run, spiral_pages, wait, write_config
 
 KEYS = ("id", "state", "region", "signals", "suspicion", "evidence", "tripped_at_min", "notified", "error")
@@ -73,14 +73,14 @@ def test_a_split_pass_gives_the_views_of_a_serial_one(
 
     monkeypatch.setattr(fanout, "_fork", counted)
     monkeypatch.setenv(fanout.JOBS_ENV, "2")
-    monitor.KEPT = evaluator.Kept()
+    monitor.KEPT.reset()
     assert fanout.jobs(len(runs)) == 2, "this test process runs other threads: the split path is not tried"
     split = fanout.refresh_each(runs, BucketsFile(), load(), None)
     assert forks == [10]  # one worker, half of the runs
     assert all((r / "detector.pickle").exists() for r in runs)  # the workers' states were written
     monkeypatch.setenv("ORCHESTRATOR_HOME", str(plain))
     monkeypatch.setenv(fanout.JOBS_ENV, "1")
-    monitor.KEPT = evaluator.Kept()
+    monitor.KEPT.reset()
     serial = fanout.refresh_each([plain / "runs" / r.name for r in runs], BucketsFile(), load(), None)
     assert forks == [10]
     assert _rows(split) == _rows(serial)
@@ -104,7 +104,7 @@ def test_a_worker_that_dies_leaves_its_share_to_the_parent(
 
     monkeypatch.setattr(fanout, "_fork", dying)
     monkeypatch.setenv(fanout.JOBS_ENV, "2")
-    monitor.KEPT = evaluator.Kept()
+    monitor.KEPT.reset()
     views = fanout.refresh_each(runs, BucketsFile(), load(), None)
     assert [v.run_id for v in views] == [r.name for r in runs]
     assert all(v.error is None and v.record.state == "running" for v in views)
@@ -114,11 +114,11 @@ def test_a_worker_that_dies_leaves_its_share_to_the_parent(
 
 def test_the_watcher_and_small_fleets_never_split(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(fanout.JOBS_ENV, "2")
-    monitor.KEPT = evaluator.Kept()
+    monitor.KEPT.reset()
     assert fanout.jobs(fanout.PARALLEL_AT - 1) == 1
-    monitor.KEPT = evaluator.Kept(keep=True)  # the watcher: its states live in its memory
+    monitor.KEPT.reset(keep=True)  # the watcher: its states live in its memory
     assert fanout.jobs(100) == 1
-    monitor.KEPT = evaluator.Kept()
+    monitor.KEPT.reset()
     monkeypatch.setenv(fanout.JOBS_ENV, "not a number")
     assert fanout.jobs(100) == 1
 

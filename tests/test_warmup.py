@@ -11,7 +11,7 @@ import pytest
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import load
-from orchestrator.runs import evaluator, monitor, warmup
+from orchestrator.runs import monitor, warmup
 from tests.helpers import live_generic_run
 
 
@@ -37,10 +37,10 @@ def test_cold_runs_warmed_in_workers_give_the_verdicts_of_a_plain_pass(
         assert all((r / "detector.pickle").exists() for r in runs)
         assert warmup.cold(runs) == []  # warm now: nothing left for workers
         cfg = load()
-        monitor.KEPT = evaluator.Kept()
+        monitor.KEPT.reset()
         warmed = [monitor.refresh(r, BucketsFile(), cfg).to_dict() for r in runs]
         monkeypatch.setenv("ORCHESTRATOR_HOME", str(plain))
-        monitor.KEPT = evaluator.Kept()
+        monitor.KEPT.reset()
         alone = [monitor.refresh(plain / "runs" / r.name, BucketsFile(), cfg).to_dict() for r in runs]
         keys = ("state", "region", "signals", "suspicion", "evidence", "tripped_at_min")
         assert [[w[k] for k in keys] for w in warmed] == [[a[k] for k in keys] for a in alone]
@@ -55,16 +55,16 @@ def test_a_one_pass_process_holds_one_runs_state_at_a_time_and_the_watcher_keeps
     try:
         runs = [_live_run(home, f"k{i}", sleeper, 200) for i in range(3)]
         cfg = load()
-        monitor.KEPT = evaluator.Kept()  # as `status` has it
+        monitor.KEPT.reset()  # as `status` has it
         for r in runs:
             monitor.refresh(r, BucketsFile(), cfg)
             assert monitor.KEPT.paths() == []
         assert all((r / "detector.pickle").exists() for r in runs)  # first passes are written at once
-        monitor.KEPT = evaluator.Kept(keep=True)  # as `watch` sets it
+        monitor.KEPT.reset(keep=True)  # as `watch` sets it
         for r in runs:
             monitor.refresh(r, BucketsFile(), cfg)
         assert sorted(monitor.KEPT.paths()) == sorted(r / "detector.pickle" for r in runs)
     finally:
-        monitor.KEPT = evaluator.Kept()
+        monitor.KEPT.reset()
         sleeper.kill()
         sleeper.wait()

@@ -172,6 +172,11 @@ class Kept:
         # run's state after its pass, so it holds one run's at a time
         self.keep = keep
 
+    def reset(self, *, keep: bool = False) -> None:
+        """Forget every run's state without writing it (a test starting over as `status` or `watch`)."""
+        self._runs.clear()
+        self.keep = keep
+
     def obtain(self, path: Path) -> Cached | None:
         """The state of the run whose cache file is `path`: the one in memory while the file is
         as this process left it, else the file's (another process went on from it), else None."""
