@@ -45,6 +45,7 @@ def main() -> int:
     from orchestrator.record import state_file
     from orchestrator.record.layout import RunDir
     from orchestrator.runs import evaluator, monitor
+    from orchestrator.runs.steps.context import catch_up, settings_of
 
     OUT.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="parts-", dir=OUT))
@@ -54,13 +55,13 @@ def main() -> int:
         watcher_rss.make_runs(home, 1, args.calls, (sleepers[0].pid, sleepers[1].pid))
         rd = RunDir(next((home / "runs").iterdir()))
         record, buckets = state_file.read(rd), BucketsFile()
-        settings = monitor._settings(record, buckets)
+        settings = settings_of(record, buckets)
         print(f"one live run of {args.calls} calls, log {rd.events.stat().st_size / 1e6:.1f} MB", flush=True)
 
         def rebuild() -> float:
             monitor.KEPT.discard(rd.detector_cache)
             t0 = time.perf_counter()
-            monitor._catch_up(rd, record, settings, time.time())
+            catch_up(rd, record, settings, time.time())
             took = time.perf_counter() - t0
             monitor.KEPT.drop(rd.detector_cache)  # written, as the watcher's worker leaves it
             return took
