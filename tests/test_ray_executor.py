@@ -197,7 +197,9 @@ def test_kill_of_a_run_still_waiting_for_a_node_ends_it_at_once(tmp_path: Path, 
     cfg["executor"]["resources"] = {"no_such_slot": 1}  # no node has it: the actor waits to be placed
     (home / "config.yaml").write_text(json.dumps(cfg))
     run_id = _demo(tmp_path, repo, "healthy-001-steady-feature", "unplaced", speed=2.0)
-    assert state(home, run_id)["state"] == "launching" and state(home, run_id)["supervisor"] is not None
+    # the hand-over is asynchronous: the multiplexer registers as supervisor when it takes the run
+    wait(lambda: state(home, run_id)["supervisor"] is not None, timeout=120, what="the multiplexer's take-over")
+    assert state(home, run_id)["state"] == "launching"
     started = time.monotonic()
     p = cli("kill", run_id)
     assert p.returncode == 0, p.stderr
