@@ -19,6 +19,8 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     # tests start their own watchers; a test of the auto-started one says `autostart_watcher: true`
     monkeypatch.setenv("ORCHESTRATOR_AUTOSTART_WATCHER", "0")
+    # every watcher pass checks that each step wrote only its own part of the record (runs/steps/base.py)
+    monkeypatch.setenv("ORCHESTRATOR_CHECK_STEP_PARTS", "1")
     return home
 
 

@@ -135,3 +135,45 @@ def test_modules_stay_small() -> None:
     if big:
         warnings.warn(f"modules over {SOFT_LINES} lines: {big}", stacklevel=1)
     assert not {k: v for k, v in sizes.items() if v > HARD_LINES}
+
+
+def test_a_step_writes_only_its_own_part_of_the_record() -> None:
+    """Each step of the watcher pass names the parts of the run record it writes (`owns`); the suite
+    runs with ORCHESTRATOR_CHECK_STEP_PARTS=1 (conftest.py), so every pass of every test refuses a
+    step that wrote outside them. Here: the names are real parts, and a step module's own
+    assignments to the record keep to them."""
+    from orchestrator.record.model import RunRecord
+    from orchestrator.runs.pipeline import STEPS
+
+    fields = set(RunRecord.__struct_fields__)
+    for step in STEPS:
+        assert step.owns <= fields, (step.name, step.owns - fields)
+    owns = {step.name: step.owns for step in STEPS}
+    wrong = []
+    for path in sorted((ROOT / "orchestrator" / "runs" / "steps").glob("*.py")):
+        if path.stem not in owns:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            targets += [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                part = _record_part(t)
+                if part is not None and part not in owns[path.stem]:
+                    wrong.append(f"{path.stem}.py:{t.lineno} writes record.{part}")
+    assert not wrong, wrong
+
+
+def _record_part(target: ast.expr) -> str | None:
+    """`record.x = ...`, `p.record.x.y = ...`, `record.x[k] = ...`: the part `x`; None for anything else."""
+    chain: list[str] = []
+    node = target
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in ("record", "r"):
+        return chain[-1] if chain else None
+    if "record" in chain:  # p.record.x
+        i = chain.index("record")
+        return chain[i - 1] if i > 0 else None
+    return None

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.record.model import RunRecord, SpendTotals
+from orchestrator.record.model import Ceilings, RunRecord, SpendTotals
 from orchestrator.runs import budget
 from orchestrator.runs.events import Event, Kind
 from tests.helpers import FAKE_AGENT, Receiver, claude_usage, cli, launch, start_watcher, state, ticket, wait
@@ -55,20 +55,20 @@ def cfg_home(tmp_path: Path) -> Path:
 
 
 def test_shares_and_the_stop_are_pure_facts_of_the_record() -> None:
-    r = RunRecord(max_usd=1.0, max_tokens=10_000)
+    r = RunRecord(ceilings=Ceilings(max_usd=1.0, max_tokens=10_000))
     assert budget.check(r, SpendTotals(tokens=5_000, cost_usd=0.2)) == ([], None)
     events, stop = budget.check(r, SpendTotals(tokens=7_500, cost_usd=0.2))
     assert (
         events == [Event(Kind.BUDGET, "budget 75%: 7500 of 10000 tokens")]
         and stop is None
-        and r.budget_warned_at == 0.75
+        and r.ceilings.warned_at == 0.75
     )
     events, stop = budget.check(r, SpendTotals(tokens=8_000, cost_usd=1.01))
     assert events == [] and stop is not None and stop.end_as == "over_budget"
     assert stop.reason == "spend ceiling reached: $1.01 of $1.00 (101%)"
-    unpriced = RunRecord(max_usd=1.0)
+    unpriced = RunRecord(ceilings=Ceilings(max_usd=1.0))
     events, stop = budget.check(unpriced, SpendTotals(tokens=10**9, cost_usd=None))
-    assert stop is None and unpriced.budget_unpriced and "not enforced" in events[0].text
+    assert stop is None and unpriced.ceilings.unpriced and "not enforced" in events[0].text
 
 
 def test_a_run_is_noticed_at_70_percent_and_stopped_at_its_ceiling(
@@ -81,7 +81,7 @@ def test_a_run_is_noticed_at_70_percent_and_stopped_at_its_ceiling(
     # checked each watcher tick: it may overshoot by what one tick spends, never stop early
     spent = float(s["reason"].split("$", 1)[1].split(" ", 1)[0])
     assert s["reason"].startswith("spend ceiling reached: $") and "of $0.20" in s["reason"] and spent >= 0.2
-    assert s["budget_warned_at"] >= 0.7
+    assert s["ceilings"]["warned_at"] >= 0.7
     wait(lambda: "run " + run_id + " stopped at its spend ceiling" in receiver.titles(), timeout=20, what="ending")
     assert any(t.startswith(f"run {run_id}: ") and "of its spend ceiling" in t for t in receiver.titles())
     row = next(r for r in json.loads(cli("status", "--json").stdout)["runs"] if r["id"] == run_id)
@@ -145,8 +145,8 @@ def test_bad_ceilings_are_one_line_errors_with_the_line(
 
 
 def test_no_usage_yet_is_not_an_unpriced_model() -> None:
-    r = RunRecord(max_usd=1.0)
+    r = RunRecord(ceilings=Ceilings(max_usd=1.0))
     assert budget.check(r, SpendTotals(tokens=0, cost_usd=None)) == ([], None)  # a first pass before any usage
-    assert not r.budget_unpriced
+    assert not r.ceilings.unpriced
     events, _ = budget.check(r, SpendTotals(tokens=10, cost_usd=None, unpriced_models=["m-9"]))
-    assert r.budget_unpriced and [str(e) for e in events] == ["budget: max_usd not enforced (the model is unpriced)"]
+    assert r.ceilings.unpriced and [str(e) for e in events] == ["budget: max_usd not enforced (the model is unpriced)"]

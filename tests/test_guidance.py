@@ -350,13 +350,13 @@ def test_an_ignoring_agent_climbs_the_ladder_when_it_is_on(
     run_id = _spiral_run(tmp_path, repo, home, spiral_then(recover=False), escalation=ladder_on)
     wait(lambda: state(home, run_id)["state"] == "stalled", timeout=60, what="the stop rung")
     s = state(home, run_id)
-    assert [e["action"] for e in s["escalations"]] == ["nudge", "redirect", "stop"]
+    assert [e["action"] for e in s["ladder"]["climbed"]] == ["nudge", "redirect", "stop"]
     assert s["reason"].startswith("escalation ladder rung 3 (stop)")
     assert [(g["kind"], g["by"]) for g in s["guidance"]] == [("nudge", "escalation"), ("redirect", "escalation")]
     assert all(g["received_at"] is not None and g["answer"] == "ignored" for g in s["guidance"])
     wait(lambda: sum("escalation" in t for t in receiver.titles()) == 3, timeout=20, what="three rung notices")
     # each rung after the first counted from the previous rung's receipt, on evidence from after it
-    assert s["escalations"][1]["at_min"] >= s["guidance"][0]["received_at_min"] + 0.02
+    assert s["ladder"]["climbed"][1]["at_min"] >= s["guidance"][0]["received_at_min"] + 0.02
     assert s["spiral"]["episode"] >= 2
     q = "SELECT rung, action, guidance_id FROM escalations ORDER BY rung"
     rows = json.loads(cli("history", "--sql", q, "--json").stdout)["rows"]
@@ -375,7 +375,7 @@ def test_an_ignoring_agent_is_never_acted_on_when_the_ladder_is_off(
     wait(lambda: state(home, run_id)["state"] != "running", timeout=60, what="the run's end")
     wait(lambda: state(home, run_id)["guidance"][0]["answer"] is not None, timeout=20, what="the answer")
     s = state(home, run_id)
-    assert s["state"] == "succeeded" and s["escalations"] == []  # nothing acted on its own
+    assert s["state"] == "succeeded" and s["ladder"]["climbed"] == []  # nothing acted on its own
     (g,) = s["guidance"]
     assert g["kind"] == "wrap-up" and "tmp_loop.py" in g["text"]  # the stock wording names the evidence
     assert g["answer"] == "ignored"

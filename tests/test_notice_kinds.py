@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestrator.notify import delivery
 from orchestrator.notify.channels import DEFAULT_EVENTS, EVENTS, Notifier, Target
 from orchestrator.record import state_file
-from orchestrator.record.model import Escalation, Guidance, RunRecord
+from orchestrator.record.model import Ceilings, Escalation, EscalationLadder, Guidance, RunRecord
 from orchestrator.runs.pipeline import NOTICES, STEPS
 from tests.helpers import Receiver
 
@@ -38,8 +38,10 @@ def test_the_steps_kinds_make_the_same_notices_due_as_before() -> None:
     r = RunRecord(
         run_id="r-1",
         state="stalled",
-        budget_warned_at=0.75,
-        escalations=[Escalation(rung=1, action="nudge", at="2026-12-04T10:00:00Z", at_min=31.0, why="tripped")],
+        ceilings=Ceilings(warned_at=0.75),
+        ladder=EscalationLadder(
+            climbed=[Escalation(rung=1, action="nudge", at="2026-12-04T10:00:00Z", at_min=31.0, why="tripped")]
+        ),
     )
     r.spiral.tripped_in_soft_band = True
     r.guidance = [Guidance(id="g1", seq=1, undelivered="not received within 10 min")]

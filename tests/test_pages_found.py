@@ -31,7 +31,7 @@ def test_a_failed_hooks_error_and_a_shortened_paths_token_reach_no_row(home: Pat
         "spiral": {"last_error": f"notify command exited 1: POST https://alerts:{PASSWORD}@pager.example.com {TOKEN}"}
     }
     record["state"], record["ended_at"] = "running", None  # as a watcher left a live run
-    record["spend_live"] = {"tokens": 253000, "cost_usd": 1.155}
+    record.setdefault("ceilings", {})["live"] = {"tokens": 253000, "cost_usd": 1.155}
     (run / "state.json").write_text(json.dumps(record))
     with serving() as url:
         code, _, body = fetch(url + "/api/runs")

@@ -91,7 +91,7 @@ def test_a_page_opens_the_run_page_on_a_phone_and_each_button_acts(tmp_path: Pat
             with page.expect_navigation():
                 page.get_by_role("button", name="Snooze ladder 1 h").click()
             assert "ladder snoozed until" in page.locator("#said").inner_text()
-            assert state(home, run_id)["ladder_snoozed_until"] is not None
+            assert state(home, run_id)["ladder"]["snoozed_until"] is not None
             # a verdict on the page, then a second thought: the later one counts
             with page.expect_navigation():
                 page.get_by_role("button", name="False alarm").click()

@@ -170,7 +170,7 @@ def test_nudge_reaches_the_next_request_and_the_agent_recovers(agent: str, box: 
     assert st["spiral"]["episode"] == 2 and not any(e.get("tripped_at_min") for e in st["spiral"]["episodes"]), st[
         "spiral"
     ]
-    assert not st.get("escalations"), st.get("escalations")
+    assert not st["ladder"]["climbed"], st["ladder"]
     row = box.status_row(run_id)
     assert row["guidance_via"] == VIA[agent] and row["episode"] == 2, row
     assert [x["answer"] for x in row["guidance"]] == ["recovered"], row["guidance"]
@@ -198,7 +198,7 @@ def test_ignored_nudge_climbs_the_ladder_to_a_stop(agent: str, box: Sandbox, rep
     s = box.wait_ended(run_id, timeout=75)
     assert s["state"] == "stalled", box.describe(run_id)
     assert s["reason"].startswith("escalation ladder rung 3 (stop)"), s["reason"]
-    steps = s["escalations"]
+    steps = s["ladder"]["climbed"]
     assert [(e["rung"], e["action"]) for e in steps] == [(1, "nudge"), (2, "redirect"), (3, "stop")], steps
     assert all(e["why"] and e["signals"] for e in steps), steps
     assert [e["at_min"] for e in steps] == sorted(e["at_min"] for e in steps), steps
@@ -243,7 +243,7 @@ def test_ignored_nudge_without_a_ladder_never_acts(agent: str, box: Sandbox, rep
     wait_for(lambda: guidance(box, run_id)["answer"] is not None, 10, "the guidance's answer")
     time.sleep(SETTLE_S)
     s = box.state(run_id)
-    assert not s.get("escalations") and not s.get("escalation"), s.get("escalations")
+    assert not s["ladder"]["climbed"] and not s["ladder"]["rungs"], s["ladder"]
     assert escalation_titles(box, run_id) == [], box.receiver.titles()
     assert [g["by"] for g in s["guidance"]] == ["person"], s["guidance"]  # nothing was sent on its own
     assert s["guidance"][0]["answer"] == "ignored", s["guidance"][0]

@@ -66,6 +66,32 @@ def test_a_migrated_record_is_written_back_in_the_current_shape(tmp_path: Path) 
     assert state_file.read(rd).notices["spiral"].channels_done == ["abc"]
 
 
+def test_a_version_4_record_s_ceilings_and_ladder_move_into_their_parts(tmp_path: Path) -> None:
+    v4 = {
+        "version": 4,
+        "state": "running",
+        "max_usd": 2.5,
+        "max_tokens": 90000,
+        "budget_warned_at": 0.72,
+        "budget_unpriced": True,
+        "spend_live": {"tokens": 120, "cost_usd": 0.5},
+        "escalation": [{"action": "nudge", "after_min": 3.0}],
+        "escalations": [{"rung": 1, "action": "nudge", "at": "2026-01-01T00:00:00Z", "at_min": 3.5, "why": "w"}],
+        "ladder_snoozed_until": "2026-01-01T01:00:00Z",
+    }
+    rd = write(tmp_path / "v4-run", v4)
+    rec = state_file.read(rd)
+    assert (rec.ceilings.max_usd, rec.ceilings.max_tokens, rec.ceilings.warned_at) == (2.5, 90000, 0.72)
+    assert rec.ceilings.unpriced and rec.ceilings.live is not None and rec.ceilings.live.tokens == 120
+    assert [r.action for r in rec.ladder.rungs] == ["nudge"] and rec.ladder.climbed[0].at_min == 3.5
+    assert rec.ladder.snoozed_until == "2026-01-01T01:00:00Z"
+    state_file.update(rd, lambda r: None)
+    raw = json.loads(rd.state_json.read_text())
+    assert raw["version"] == VERSION and not {k for k in v4 if k not in ("version", "state")} & set(raw)
+    # a version-4 record without any of them gets empty parts
+    assert state_file.read(write(tmp_path / "bare", {"version": 4, "state": "running"})).ladder.rungs == []
+
+
 def test_a_minimal_hand_written_record_gets_defaults_and_its_folder_name(tmp_path: Path) -> None:
     rd = write(tmp_path / "zz-run", {"state": "running", "bucket": "small"})
     rec = state_file.read(rd)

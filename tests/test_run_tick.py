@@ -14,7 +14,7 @@ from orchestrator.config import UserConfig
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Guidance, RunRecord
 from orchestrator.runs import pipeline
-from orchestrator.runs.events import Kind
+from orchestrator.runs.events import Event, Kind
 from orchestrator.runs.liveness import Decision
 from orchestrator.runs.steps import base
 from orchestrator.runs.steps.context import STOP_ORDER, Pass
@@ -82,3 +82,19 @@ def test_the_verdict_is_recorded_only_when_it_changed_or_the_pass_did_something(
     p.spiral = msgspec.structs.replace(record.spiral, suspicion=2.0, signals=["polling"])
     assert [e.kind for e in Episodes().apply(p)] == [Kind.EVALUATED]
     assert record.spiral.signals == ["polling"]
+
+
+def test_a_step_that_writes_outside_its_part_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Trespasser:
+        name, phases, notices, owns = "trespasser", frozenset({base.LIVE}), (), frozenset({"provider"})
+
+        def apply(self, p: Pass) -> list[Event]:
+            p.record.hints = ["not mine"]
+            return []
+
+    p = _pass(tmp_path, RunRecord(state="running"))
+    monkeypatch.setenv(base.CHECK_PARTS_ENV, "1")
+    with pytest.raises(base.PartError, match=r"trespasser wrote \['hints'\], outside its parts \['provider'\]"):
+        base.apply(Trespasser(), p)
+    monkeypatch.setenv(base.CHECK_PARTS_ENV, "0")  # (unchecked, as in production)
+    assert base.apply(Trespasser(), p) == [] and p.record.hints == ["not mine"]

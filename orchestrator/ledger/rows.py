@@ -144,7 +144,7 @@ def read_run(run_dir: Path, prices: dict[str, tuple[float, float, float, float]]
         )
         for g in record.guidance
     ]
-    escalations = [(e.rung, e.action, _when(e.at), e.at_min, e.why, e.guidance_id) for e in record.escalations]
+    escalations = [(e.rung, e.action, _when(e.at), e.at_min, e.why, e.guidance_id) for e in record.ladder.climbed]
     return LedgerRows(row, signals, notices, ending, guidance, escalations, *page_rows(record))
 
 

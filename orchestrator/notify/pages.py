@@ -77,10 +77,10 @@ def spiral_page(record: RunRecord, cli: str = CLI, episode: int = 1) -> tuple[st
 def escalation_notice(record: RunRecord, rung: int, cli: str = CLI) -> tuple[str, str]:
     """(title, body) for a rung of the run's escalation ladder."""
     run = record.run_id
-    step = next((e for e in record.escalations if e.rung == rung), None)
+    step = next((e for e in record.ladder.climbed if e.rung == rung), None)
     action = step.action if step is not None else "?"
     lines = [
-        f"Ticket {record.ticket_id} (run {run}): escalation rung {rung} of {len(record.escalation)}, "
+        f"Ticket {record.ticket_id} (run {run}): escalation rung {rung} of {len(record.ladder.rungs)}, "
         f"{action}, at {step.at_min if step is not None else 0:g} min."
     ]
     if step is not None:
@@ -100,21 +100,21 @@ def budget_notice(record: RunRecord, key: str, cli: str = CLI) -> tuple[str, str
     if key.startswith("budget-held"):
         lines = [f"Ticket {record.ticket_id} (run {run}) waits in the queue: {record.held}.", f"  {cli} status"]
         return redact(f"run {run}: held by the daily spend ceiling"), finish(lines)
-    spend = record.spend_live or record.spend
+    spend = record.ceilings.live or record.spend
     ceilings = []
-    if record.max_usd is not None:
+    if record.ceilings.max_usd is not None:
         cost = "unpriced" if spend is None or spend.cost_usd is None else f"${spend.cost_usd:.2f}"
-        ceilings.append(f"{cost} of ${record.max_usd:.2f}")
-    if record.max_tokens is not None:
-        ceilings.append(f"{spend.tokens if spend else 0} of {record.max_tokens} tokens")
+        ceilings.append(f"{cost} of ${record.ceilings.max_usd:.2f}")
+    if record.ceilings.max_tokens is not None:
+        ceilings.append(f"{spend.tokens if spend else 0} of {record.ceilings.max_tokens} tokens")
     lines = [
-        f"Ticket {record.ticket_id} (run {run}) has spent {record.budget_warned_at or 0:.0%} of its ceiling: "
+        f"Ticket {record.ticket_id} (run {run}) has spent {record.ceilings.warned_at or 0:.0%} of its ceiling: "
         + "; ".join(ceilings)
         + ". At 100 % it is stopped (ending over_budget).",
         f"  {cli} logs {run}",
         f"  {cli} kill {run}",
     ]
-    return redact(f"run {run}: {record.budget_warned_at or 0:.0%} of its spend ceiling"), finish(lines)
+    return redact(f"run {run}: {record.ceilings.warned_at or 0:.0%} of its spend ceiling"), finish(lines)
 
 
 def undelivered_notice(record: RunRecord, gid: str, cli: str = CLI) -> tuple[str, str]:

@@ -48,5 +48,28 @@ def _from_v3(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _from_v4(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 to 5: the spend step's fields and the ladder step's move into their parts, so that each
+    step of a watcher pass writes only its own part of the record (runs/pipeline.py)."""
+    for part, moves in _V5_PARTS.items():
+        moved = {new: raw.pop(old) for old, new in moves if old in raw}
+        if moved:
+            raw[part] = {**(raw.get(part) or {}), **moved}
+    return raw
+
+
+# part -> (version-4 key, its name in the part)
+_V5_PARTS = {
+    "ceilings": (
+        ("max_usd", "max_usd"),
+        ("max_tokens", "max_tokens"),
+        ("budget_warned_at", "warned_at"),
+        ("budget_unpriced", "unpriced"),
+        ("spend_live", "live"),
+    ),
+    "ladder": (("escalation", "rungs"), ("escalations", "climbed"), ("ladder_snoozed_until", "snoozed_until")),
+}
+
+
 # version -> the step that turns a record of that version into the next one
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_v1, 2: _from_v2, 3: _from_v3, 4: _from_v4}

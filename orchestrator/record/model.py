@@ -16,7 +16,7 @@ from orchestrator.infra.proc import ProcRef
 from orchestrator.infra.typed_yaml import PositiveFloat
 from orchestrator.record.migrations import MIGRATIONS
 
-VERSION = 4
+VERSION = 5
 QUEUED = "queued"  # waiting for a slot under the concurrency cap (orchestrator/runs/fleet.py)
 ACTIVE = ("launching", "running")
 ENDED = ("succeeded", "failed", "stalled", "killed", "lost", "over_budget", "no_change", "gave_up")
@@ -251,6 +251,26 @@ class Placement(msgspec.Struct, kw_only=True):
     handle: str | None = None  # the engine's name for the run's work (ray: the actor's name)
 
 
+class Ceilings(msgspec.Struct, kw_only=True):
+    """The spend step's part (runs/steps/spend.py): the run's spend ceilings, frozen at launch (None is
+    none), and what the step saw against them."""
+
+    max_usd: float | None = None
+    max_tokens: int | None = None
+    warned_at: float | None = None  # the share of a ceiling spent when the 70 % notice was due
+    unpriced: bool = False  # a dollar ceiling on an unpriced model: held to its token ceiling only
+    live: SpendTotals | None = None  # the spend of a live run as last written (the daily ceiling reads it)
+
+
+class EscalationLadder(msgspec.Struct, kw_only=True):
+    """The ladder step's part (runs/steps/ladder.py): the opt-in rungs frozen at launch (empty: off, the
+    product never acts on its own), the rungs climbed, and until when `snooze` holds the ladder."""
+
+    rungs: list[Rung] = []
+    climbed: list[Escalation] = []
+    snoozed_until: str | None = None
+
+
 class RunRecord(msgspec.Struct, kw_only=True):
     """Everything the orchestrator knows about one run; the run's single source of truth."""
 
@@ -283,12 +303,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     snapshot_every_s: PositiveFloat = 30.0
     # the detector settings the run is judged by, frozen at launch
     settings: dict[str, Any] | None = None
-    # spend ceilings (runs/budget.py), frozen at launch: None is none
-    max_usd: float | None = None
-    max_tokens: int | None = None
-    budget_warned_at: float | None = None  # the share of a ceiling spent when the 70 % notice was due
-    budget_unpriced: bool = False  # a dollar ceiling on an unpriced model: held to its token ceiling only
-    spend_live: SpendTotals | None = None  # the spend of a live run as last written (the daily ceiling reads it)
+    ceilings: Ceilings = msgspec.field(default_factory=Ceilings)  # spend ceilings (runs/budget.py)
     held: str | None = None  # a queued run the daily ceiling holds back: why
     held_since: str | None = None
     # where it stands
@@ -319,9 +334,7 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # guidance (orchestrator/guidance): how this run's agent takes it (None: it cannot), what was sent
     guidance_via: str | None = None
     guidance: list[Guidance] = []
-    # the opt-in escalation ladder frozen at launch (empty: off, the product never acts on its own)
-    escalation: list[Rung] = []
-    escalations: list[Escalation] = []
+    ladder: EscalationLadder = msgspec.field(default_factory=EscalationLadder)
     # when `gc` removed the run's clone (orchestrator/runs/gc.py); None: the clone is still there
     clone_removed_at: str | None = None
     # the ticket's `verify:` check frozen at launch (empty: none, the agent's exit decides), what the
@@ -339,11 +352,10 @@ class RunRecord(msgspec.Struct, kw_only=True):
     delivered: Delivered | None = None
     executor: Placement | None = None  # where it executes (None: a local run recorded before executors)
     otlp: TraceExport | None = None  # its OpenTelemetry export (None: never tried; absent in older records)
-    # a person's verdicts on its pages (`feedback`), the one-tap actions taken (`serve --actions`), and
-    # until when the escalation ladder is snoozed (`snooze`); absent in older records
+    # a person's verdicts on its pages (`feedback`) and the one-tap actions taken (`serve --actions`);
+    # absent in older records
     feedback: list[PageFeedback] = []
     actions: list[ActionTaken] = []
-    ladder_snoozed_until: str | None = None
 
     @property
     def active(self) -> bool:

@@ -66,7 +66,7 @@ def run_timeline(
     tl.facts = [f"ticket {record.ticket_id}, agent {record.agent}", _bucket_fact(tl)]
     state = record.state + (f" ({record.reason})" if record.reason else "")
     tl.facts.append(f"state: {state}")
-    spend = record.spend or record.spend_live
+    spend = record.spend or record.ceilings.live
     if spend is not None:
         usd = f", ${spend.cost_usd:.2f}" if spend.cost_usd is not None else " (unpriced)"
         tl.facts.append(f"spend: {spend.tokens:,} tokens{usd}")

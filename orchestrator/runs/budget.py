@@ -15,7 +15,7 @@ from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.liveness import Decision
 
 WARN_AT = 0.7
-LIVE_SHARE = 0.02  # spend_live is written again once the spend grew this share (live_changed)
+LIVE_SHARE = 0.02  # ceilings.live is written again once the spend grew this share (live_changed)
 LIVE_REFRESH_S = 300.0  # ...or this long after the record was last written
 OVER = "over_budget"
 
@@ -25,10 +25,14 @@ def used(record: RunRecord, spend: SpendTotals | None) -> tuple[float | None, st
     if spend is None:
         return None, ""
     shares: list[tuple[float, str]] = []
-    if record.max_tokens is not None:
-        shares.append((spend.tokens / record.max_tokens, f"{spend.tokens} of {record.max_tokens} tokens"))
-    if record.max_usd is not None and spend.cost_usd is not None:
-        shares.append((spend.cost_usd / record.max_usd, f"${spend.cost_usd:.2f} of ${record.max_usd:.2f}"))
+    if record.ceilings.max_tokens is not None:
+        shares.append(
+            (spend.tokens / record.ceilings.max_tokens, f"{spend.tokens} of {record.ceilings.max_tokens} tokens")
+        )
+    if record.ceilings.max_usd is not None and spend.cost_usd is not None:
+        shares.append(
+            (spend.cost_usd / record.ceilings.max_usd, f"${spend.cost_usd:.2f} of ${record.ceilings.max_usd:.2f}")
+        )
     if not shares:
         return None, ""
     return max(shares)
@@ -39,13 +43,13 @@ def check(record: RunRecord, spend: SpendTotals | None) -> tuple[list[Event], De
     share, what = used(record, spend)
     events: list[Event] = []
     unpriced = spend is not None and spend.cost_usd is None and spend.tokens > 0  # (not: no usage reported yet)
-    if record.max_usd is not None and unpriced and not record.budget_unpriced:
-        record.budget_unpriced = True  # said once: a dollar ceiling on an unpriced model cannot be held
+    if record.ceilings.max_usd is not None and unpriced and not record.ceilings.unpriced:
+        record.ceilings.unpriced = True  # said once: a dollar ceiling on an unpriced model cannot be held
         events.append(of(Kind.BUDGET, "budget: max_usd not enforced (the model is unpriced)"))
     if share is None:
         return events, None
-    if share >= WARN_AT and record.budget_warned_at is None:
-        record.budget_warned_at = round(share, 3)
+    if share >= WARN_AT and record.ceilings.warned_at is None:
+        record.ceilings.warned_at = round(share, 3)
         events.append(of(Kind.BUDGET, f"budget {share:.0%}: {what}"))
     if share >= 1.0:
         return events, Decision(OVER, f"spend ceiling reached: {what} ({share:.0%})")

@@ -60,7 +60,7 @@ def _seats() -> list[tuple[RunDir, Seat]]:
             continue  # an unreadable record holds no seat; status shows it
         queued = parse_ts(r.queued_at) or parse_ts(r.created_at) or 0.0
         started = parse_ts(r.started_at) if r.state != QUEUED else None
-        spend = r.spend or r.spend_live
+        spend = r.spend or r.ceilings.live
         cost = spend.cost_usd if spend is not None else None
         uncounted = r.ended and r.spend is None and bool(r.format) and r.spawned_at is not None
         out.append((rd, Seat(r.run_id, r.state, r.repo, queued, started, cost, r.held, uncounted)))

@@ -23,7 +23,7 @@ from orchestrator.infra.paths import runs_dir
 from orchestrator.notify.channels import check_targets, from_config
 from orchestrator.record import case_file, state_file
 from orchestrator.record.layout import RunDir
-from orchestrator.record.model import QUEUED, Placement, RunRecord
+from orchestrator.record.model import QUEUED, Ceilings, EscalationLadder, Placement, RunRecord
 from orchestrator.runs import clone_steps, fleet, tickets
 from orchestrator.runs.agent_command import AgentCommand, agent_command
 from orchestrator.runs.executors import base as executors
@@ -118,9 +118,13 @@ def _record(run_id: str, ticket: tickets.Ticket, cmd: AgentCommand, cfg: UserCon
         time_scale=ticket.speed,
         snapshot_every_s=settings.snapshot_every_s,
         guidance_via=cmd.guidance_via,
-        max_usd=ticket.max_usd if ticket.max_usd is not None else cfg.profiles[ticket.agent].max_usd,
-        max_tokens=ticket.max_tokens if ticket.max_tokens is not None else cfg.profiles[ticket.agent].max_tokens,
-        escalation=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation),
+        ceilings=Ceilings(
+            max_usd=ticket.max_usd if ticket.max_usd is not None else cfg.profiles[ticket.agent].max_usd,
+            max_tokens=ticket.max_tokens if ticket.max_tokens is not None else cfg.profiles[ticket.agent].max_tokens,
+        ),
+        ladder=EscalationLadder(
+            rungs=list(ticket.escalation if ticket.escalation is not None else cfg.profiles[ticket.agent].escalation)
+        ),
         verify=list(ticket.verify),  # the ticket's check, frozen like the settings
         verify_timeout_s=ticket.verify_timeout_s,
         copy=[list(item) for item in steps.copy or ()],

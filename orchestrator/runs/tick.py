@@ -23,6 +23,7 @@ from orchestrator.runs.events import Kind, of
 from orchestrator.runs.executors import base as executors
 from orchestrator.runs.pipeline import STEPS
 from orchestrator.runs.sending import deliver
+from orchestrator.runs.steps import base as steps
 from orchestrator.runs.steps.base import QUEUED, phase
 from orchestrator.runs.steps.context import KEPT, Pass, first_view, settings_of
 from orchestrator.runs.view import RunView
@@ -51,7 +52,7 @@ def refresh(
             p.view.elapsed_min = 0.0  # its clock starts when its agent does
         for step in STEPS:
             if where in step.phases:
-                p.view.events += step.apply(p)
+                p.view.events += steps.apply(step, p)
         if p.view.events:
             state_file.write(rd, record)
         if not KEPT.keep:

@@ -39,7 +39,7 @@ class RunView:
     def to_dict(self) -> dict[str, Any]:
         r = self.record
         spiral = r.spiral
-        spend = self.spend or r.spend or r.spend_live  # `serve` reads records only: a live run's running total
+        spend = self.spend or r.spend or r.ceilings.live  # `serve` reads records only: a live run's running total
         notices = {  # every notice of the run (the page, the endings...) and how its delivery stands
             key: {
                 "delivered": n.delivered,
@@ -82,8 +82,8 @@ class RunView:
             "queue_position": self.queue_position,
             "evaluating": self.evaluating,
             "verified": r.verified,
-            "max_usd": r.max_usd,
-            "max_tokens": r.max_tokens,
+            "max_usd": r.ceilings.max_usd,
+            "max_tokens": r.ceilings.max_tokens,
             "executes_on": executes_on(r),  # local:<host> | ray:<node>; null: not yet placed
             "held": r.held,  # the ticket's verify: check passed / failed; null: none ran
             **track.status_fields(r),

@@ -48,7 +48,7 @@ def offered(record: RunRecord) -> list[str]:
     out: list[str] = []
     if record.active and not record.queued and record.guidance_via is not None:
         out += GUIDANCE
-    if record.active and record.escalation:
+    if record.active and record.ladder.rungs:
         out.append("snooze")
     if record.active:
         out.append("kill")

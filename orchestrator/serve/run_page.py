@@ -109,8 +109,8 @@ def html(row: dict[str, Any], record: RunRecord, offered: dict[str, str] | None,
             ", ".join(row.get("signals") or []) + (f" (suspicion {row['suspicion']})" if row.get("suspicion") else ""),
         ),
     ]
-    if record.ladder_snoozed_until:
-        facts.append(("ladder", f"snoozed until {record.ladder_snoozed_until}"))
+    if record.ladder.snoozed_until:
+        facts.append(("ladder", f"snoozed until {record.ladder.snoozed_until}"))
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts if v not in (None, ""))
     parts = [f"<h1>{_e(run_id)}</h1>", f'<div class="{"hot" if hot else ""}"><dl>{dl}</dl></div>']
     if said is not None:

@@ -116,7 +116,7 @@ def trace_of(record: RunRecord, redact: Callable[[str], str]) -> Trace:
     page = record.notices.get("spiral")
     put("spiral.page.delivered", bool(page and page.delivered))
     put("spiral.guidance.count", len(record.guidance))
-    put("spiral.escalations.count", len(record.escalations))
+    put("spiral.escalations.count", len(record.ladder.climbed))
 
     root_id = _id(rid, "run", 8)
     events: list[EventData] = []
@@ -134,7 +134,7 @@ def trace_of(record: RunRecord, redact: Callable[[str], str]) -> Trace:
         _put(ev.attributes, "spiral.page.title", notice.title, redact)
         _put(ev.attributes, "spiral.page.last_error", notice.last_error, redact)
         events.append(ev)
-    for e in record.escalations:
+    for e in record.ladder.climbed:
         ev = EventData(f"escalation {e.rung} {e.action}", ts(e.at))
         ev.attributes.update({"spiral.escalation.rung": e.rung, "spiral.escalation.action": e.action})
         ev.attributes["spiral.escalation.at_min"] = e.at_min

@@ -22,14 +22,14 @@ from spiral.timestamps import format_ts
 def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tuple[list[Event], Decision | None]:
     """What this pass climbed (as pass events), and the stop to carry out, if the rung was a stop.
     `now_min`: the agent's minutes (provider waits left out), the clock of the page and the receipts."""
-    if not record.escalation or record.provider is not None:
+    if not record.ladder.rungs or record.provider is not None:
         return [], None  # off; or the agent is waiting on its model API, which no rung can help
     if snoozed(record, real_now):
         return [], None  # a person put it on hold (`snooze`, or the run page's button)
     s = record.spiral
     due = ladder.next_due(
-        record.escalation,
-        record.escalations,
+        record.ladder.rungs,
+        record.ladder.climbed,
         record.guidance,
         page_at_min=s.tripped_at_min,
         evidence_since_min=s.tripped_since_min,
@@ -37,7 +37,7 @@ def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tup
     )
     if due is None:
         return [], None
-    rung = record.escalation[due.rung - 1]
+    rung = record.ladder.rungs[due.rung - 1]
     step = Escalation(
         rung=due.rung,
         action=due.action,
@@ -47,7 +47,7 @@ def climb(gdir: Path, record: RunRecord, real_now: float, now_min: float) -> tup
         signals=list(s.signals),
         evidence=list(s.evidence),
     )
-    record.escalations.append(step)
+    record.ladder.climbed.append(step)
     if due.action == "stop":
         return [of(Kind.ESCALATION, f"escalation {due.rung}: stop")], Decision(
             "stalled", f"escalation ladder rung {due.rung} (stop): {due.why}"

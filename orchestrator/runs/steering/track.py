@@ -257,9 +257,9 @@ def status_fields(r: RunRecord) -> dict[str, object]:
         "guidance_via": r.guidance_via,
         "guidance": [msgspec.to_builtins(g) for g in r.guidance],
         "episode": r.spiral.episode,
-        "escalation_rungs": len(r.escalation),
-        "escalations": [msgspec.to_builtins(e) for e in r.escalations],
-        "ladder_snoozed_until": r.ladder_snoozed_until,  # `snooze`: no rung is climbed until then
+        "escalation_rungs": len(r.ladder.rungs),
+        "escalations": [msgspec.to_builtins(e) for e in r.ladder.climbed],
+        "ladder_snoozed_until": r.ladder.snoozed_until,  # `snooze`: no rung is climbed until then
         # a person's verdicts on the pages (`feedback`), and the one-tap actions taken (`serve --actions`)
         "feedback": [msgspec.to_builtins(f) for f in r.feedback],
         "actions": [msgspec.to_builtins(a) for a in r.actions],

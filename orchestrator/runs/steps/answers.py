@@ -57,6 +57,7 @@ class AnswerNotice:
 class Answers:
     name = "answers"
     phases = frozenset({LIVE, CLOSING, WITHDRAWING})
+    owns: frozenset[str] = frozenset({"guidance"})  # what each message came to
     notices: tuple[NoticeKind, ...] = (UndeliveredNotice(), AnswerNotice())
 
     def apply(self, p: Pass) -> list[Event]:

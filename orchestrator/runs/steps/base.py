@@ -8,7 +8,10 @@ the tick carries it out after the record is written.
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
+
+import msgspec
 
 from orchestrator.notify.kinds import NoticeKind
 from orchestrator.record.model import RunRecord
@@ -33,10 +36,33 @@ def phase(record: RunRecord) -> str:
     return DONE
 
 
+# set (the test suite sets it), every step's writes are checked against the parts it owns
+CHECK_PARTS_ENV = "ORCHESTRATOR_CHECK_STEP_PARTS"
+
+
+class PartError(RuntimeError):
+    """A step wrote a part of the record it does not own."""
+
+
 class Step(Protocol):
     name: str
     phases: frozenset[str]
+    owns: frozenset[str]  # the parts of the record (its top-level fields) this step may write
     notices: tuple[NoticeKind, ...]  # the kinds of notice whose facts this step keeps (notify/kinds.py)
 
     def apply(self, p: Pass) -> list[Event]:
         """Apply this concern to the pass; what happened, as events."""
+
+
+def apply(step: Step, p: Pass) -> list[Event]:
+    """Apply one step to the pass. With ORCHESTRATOR_CHECK_STEP_PARTS=1 a step that wrote a part of the
+    record outside `owns` is refused (PartError): the rule that each step keeps to its own part."""
+    if os.environ.get(CHECK_PARTS_ENV) != "1":
+        return step.apply(p)
+    before = msgspec.to_builtins(p.record)
+    events = step.apply(p)
+    after = msgspec.to_builtins(p.record)
+    wrote = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    if wrote - step.owns:
+        raise PartError(f"step {step.name} wrote {sorted(wrote - step.owns)}, outside its parts {sorted(step.owns)}")
+    return events

@@ -36,6 +36,7 @@ class SpiralPage:
 class Detection:
     name = "detection"
     phases = frozenset({LIVE})
+    owns: frozenset[str] = frozenset()  # the verdict goes to the pass (p.spiral); episodes records it
     notices: tuple[NoticeKind, ...] = (SpiralPage(),)
 
     def apply(self, p: Pass) -> list[Event]:

@@ -34,6 +34,7 @@ ENDING_NOTICES = tuple(EndingNotice(e) for e in ENDING_EVENTS)
 class Ending:
     name = "ending"
     phases = frozenset({CLOSING})
+    owns: frozenset[str] = frozenset({"spend", "spiral"})  # the whole log's spend and call count
     notices: tuple[NoticeKind, ...] = ENDING_NOTICES
 
     def apply(self, p: Pass) -> list[Event]:

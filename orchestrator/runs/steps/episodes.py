@@ -27,6 +27,7 @@ _VERDICT_KEYS = (
 class Episodes:
     name = "episodes"
     phases = frozenset({LIVE})
+    owns: frozenset[str] = frozenset({"spiral"})
     notices: tuple[NoticeKind, ...] = ()
 
     def apply(self, p: Pass) -> list[Event]:

@@ -19,6 +19,7 @@ from spiral.timestamps import parse_ts
 class Feed:
     name = "feed"
     phases = frozenset({LIVE, CLOSING})
+    owns: frozenset[str] = frozenset({"guidance", "spiral"})  # receipts, and the windows restarted there
     notices: tuple[NoticeKind, ...] = ()
 
     def apply(self, p: Pass) -> list[Event]:

@@ -18,7 +18,7 @@ class EscalationNotice:
     event = "escalation"
 
     def keys(self, record: RunRecord) -> list[str]:
-        return [f"escalation-{e.rung}" for e in record.escalations]
+        return [f"escalation-{e.rung}" for e in record.ladder.climbed]
 
     def compose(self, record: RunRecord, key: str) -> tuple[str, str]:
         return pages.escalation_notice(record, int(key.split("-", 1)[1]))
@@ -27,6 +27,7 @@ class EscalationNotice:
 class Ladder:
     name = "ladder"
     phases = frozenset({LIVE})
+    owns: frozenset[str] = frozenset({"ladder", "guidance"})  # a rung climbed, and the message it sent
     notices: tuple[NoticeKind, ...] = (EscalationNotice(),)
 
     def apply(self, p: Pass) -> list[Event]:

@@ -18,6 +18,7 @@ STOP_PENDING_S = 60.0
 class Liveness:
     name = "liveness"
     phases = frozenset({LIVE})
+    owns: frozenset[str] = frozenset()
     notices: tuple[NoticeKind, ...] = ()
 
     def apply(self, p: Pass) -> list[Event]:

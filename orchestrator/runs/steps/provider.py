@@ -29,6 +29,7 @@ class ProviderNotice:
 class Provider:
     name = "provider"
     phases = frozenset({LIVE})
+    owns: frozenset[str] = frozenset({"provider"})
     notices: tuple[NoticeKind, ...] = (ProviderNotice(),)
 
     def apply(self, p: Pass) -> list[Event]:

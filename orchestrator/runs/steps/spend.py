@@ -20,7 +20,7 @@ class BudgetNotice:
     event = "budget"
 
     def keys(self, record: RunRecord) -> list[str]:
-        out = ["budget-70"] if record.budget_warned_at is not None else []
+        out = ["budget-70"] if record.ceilings.warned_at is not None else []
         if record.held is not None and record.queued:
             out.append(f"budget-held-{(record.held_since or '')[:10]}")
         return out
@@ -32,6 +32,7 @@ class BudgetNotice:
 class Spend:
     name = "spend"
     phases = frozenset({LIVE})
+    owns: frozenset[str] = frozenset({"ceilings"})
     notices: tuple[NoticeKind, ...] = (BudgetNotice(),)
 
     def apply(self, p: Pass) -> list[Event]:
@@ -42,7 +43,7 @@ class Spend:
         if over is not None:
             p.stops["budget"] = over
         written_ago = p.real_now - (parse_ts(record.updated_at) or 0.0)
-        if budget.live_changed(record.spend_live, view.spend, written_ago):
-            record.spend_live = view.spend
+        if budget.live_changed(record.ceilings.live, view.spend, written_ago):
+            record.ceilings.live = view.spend
             events.append(of(Kind.SPEND))
         return events
