@@ -94,7 +94,8 @@ def test_a_step_that_writes_outside_its_part_is_refused(tmp_path: Path, monkeypa
 
     p = _pass(tmp_path, RunRecord(state="running"))
     monkeypatch.setenv(base.CHECK_PARTS_ENV, "1")
+    assert base.checking()
     with pytest.raises(base.PartError, match=r"trespasser wrote \['hints'\], outside its parts \['provider'\]"):
-        base.apply(Trespasser(), p)
+        base.checked(Trespasser(), p)
     monkeypatch.setenv(base.CHECK_PARTS_ENV, "0")  # (unchecked, as in production)
-    assert base.apply(Trespasser(), p) == [] and p.record.hints == ["not mine"]
+    assert not base.checking()

@@ -101,6 +101,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--speed", type=float, default=10.0, help="recorded minutes per real minute (default 10)")
     ap.add_argument("--depth", type=int, default=0, help="count calls at most this deep below the pass (0: all)")
+    ap.add_argument("--stays", action="store_true", help="also print the stays, in order")
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="walk-pass-"))
     os.environ["ORCHESTRATOR_HOME"] = str(home)
@@ -134,6 +135,8 @@ def main() -> int:
         kill_run(run_dir, "walk_pass is done")
     for key, value in figures(stays).items():
         print(f"{key}: {value}")
+    if args.stays:
+        print("\n".join(f"  {i:3d} {room}" for i, room in enumerate(stays, 1)))
     return 0
 
 

@@ -50,9 +50,10 @@ def refresh(
         where = phase(record)
         if where == QUEUED:
             p.view.elapsed_min = 0.0  # its clock starts when its agent does
+        checked = steps.checking()
         for step in STEPS:
             if where in step.phases:
-                p.view.events += steps.apply(step, p)
+                p.view.events += steps.checked(step, p) if checked else step.apply(p)
         if p.view.events:
             state_file.write(rd, record)
         if not KEPT.keep:

@@ -54,11 +54,14 @@ class Step(Protocol):
         """Apply this concern to the pass; what happened, as events."""
 
 
-def apply(step: Step, p: Pass) -> list[Event]:
-    """Apply one step to the pass. With ORCHESTRATOR_CHECK_STEP_PARTS=1 a step that wrote a part of the
-    record outside `owns` is refused (PartError): the rule that each step keeps to its own part."""
-    if os.environ.get(CHECK_PARTS_ENV) != "1":
-        return step.apply(p)
+def checking() -> bool:
+    """Whether this process checks each step's writes (ORCHESTRATOR_CHECK_STEP_PARTS=1)."""
+    return os.environ.get(CHECK_PARTS_ENV) == "1"
+
+
+def checked(step: Step, p: Pass) -> list[Event]:
+    """Apply one step to the pass, and refuse it (PartError) when it wrote a part of the record outside
+    `owns`: the rule that each step keeps to its own part (the tick checks with `checking()`)."""
     before = msgspec.to_builtins(p.record)
     events = step.apply(p)
     after = msgspec.to_builtins(p.record)
