@@ -1,4 +1,4 @@
-"""The fleet stress benchmark (issue 13), the large version of tests/test_fleet.py's stress test.
+"""The fleet stress benchmark (issue 13), the large version of tests/runs/test_fleet.py's stress test.
 
 Run:  .venv/bin/python speedbench/fleet.py [--tickets 50] [--cap 4] [--kill-every 1.5] [--speed 300]
       .venv/bin/python speedbench/fleet.py --tickets 200 --cap 8 --kill-every 3 --spiral-every 4   # issue 38

@@ -1,4 +1,4 @@
-"""The adapter fuzz (tests/test_fuzz_adapters.py) with a much larger budget.
+"""The adapter fuzz (tests/spiral/test_fuzz_adapters.py) with a much larger budget.
 
 Run:  .venv/bin/python speedbench/fuzz.py [--examples N] [--seed S]
 

@@ -1,4 +1,4 @@
-"""Hostile log lines for the adapter fuzz test (tests/test_fuzz_adapters.py) and speedbench/fuzz.py.
+"""Hostile log lines for the adapter fuzz test (tests/spiral/test_fuzz_adapters.py) and speedbench/fuzz.py.
 
 Three kinds, as hypothesis strategies:
 - `skippable(fmt)`: native payloads the adapter of `fmt` must skip and count

@@ -1,4 +1,4 @@
-"""Helpers for tests/test_real_agents.py: the real Claude Code and Codex CLIs, launched
+"""Helpers for tests/agents/test_real_agents.py: the real Claude Code and Codex CLIs, launched
 through the orchestrator's built-in profiles, against tests/scripted_model.py on 127.0.0.1.
 
 What the CLIs need to run unattended and offline is in docs/real-agents-findings.md;

@@ -1,4 +1,4 @@
-"""Secret shapes for the redaction corpus (tests/test_secrets.py): how each appears in a command.
+"""Secret shapes for the redaction corpus (tests/notify/test_secrets.py): how each appears in a command.
 
 Each shape is (name, text, secret): `text` holds the secret once, where an agent would type it;
 `secret` is what must never reach a page, not even 6 characters of it. `PATH_SAFE` names the

@@ -476,7 +476,7 @@ def neg_provider_outage(out: Path) -> None:
 # Each principle below is scripted once and built in at least two formats; the tool
 # outputs are the texts the tools really print (pytest tracebacks whose line numbers,
 # durations and tmp paths move, build logs with timings, `gh run view`, curl errors).
-# tests/test_corpus_rules.py replays them and checks the evidence each page names.
+# tests/corpus/test_corpus_rules.py replays them and checks the evidence each page names.
 
 _SMALL = {"notify_after_min": 30, "notify_before_min": 35}
 _MEDIUM = {"notify_after_min": 70, "notify_before_min": 85}
@@ -1122,7 +1122,7 @@ RULE_CASES: list[Callable[[Path], None]] = [
 # ---- known misses: cases the detector does not yet judge as their principle says --------
 #
 # Kept out of corpus/ (the regression suite requires every case there to pass) and built by
-# tests/test_corpus_rules.py into a temporary folder, where they are strict xfails: each one
+# tests/corpus/test_corpus_rules.py into a temporary folder, where they are strict xfails: each one
 # flips to a pass, and then belongs in CASES, when the detector is fixed.
 
 

@@ -157,7 +157,7 @@ _SECRETS = [
 # A gate per pattern: something every match of the pattern contains, looked for before the pattern
 # runs (a pattern with a lookahead over up to 80 characters at every position costs ~0.3 s a MB; a
 # literal, a hundredth of that). A gate is looked for again only when a substitution changed the
-# text ("[REDACTED-TOKEN]" holds a key word of its own). tests/test_secrets.py holds each gate to
+# text ("[REDACTED-TOKEN]" holds a key word of its own). tests/notify/test_secrets.py holds each gate to
 # its pattern on every secret shape we know.
 _KEY_PARTS = ("key", "secret", "token", "pass", "pwd", "auth", "credential")  # every key word holds one
 _ASSIGN = re.compile(r"(?i)(?:" + _KEY_WORDS + r")[A-Za-z0-9_.\-]*['\"]?\s*(?:=|:(?!:))")  # a key word, = or :

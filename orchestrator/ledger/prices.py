@@ -122,7 +122,7 @@ def _database_rates(model: str, provider: str | None) -> Rates | None:
         except LookupError:
             continue
         except Exception:  # a newer genai-prices we do not understand: unpriced, never a crash
-            # (tests/test_ledger_prices.py pins what it must know)
+            # (tests/ledger/test_ledger_prices.py pins what it must know)
             return None
     return None
 

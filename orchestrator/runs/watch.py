@@ -5,6 +5,7 @@ within about a second (runs/wake.py). Only one watcher runs at a time.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.config import UserConfig
-from orchestrator.infra import proc
+from orchestrator.infra import atomic, proc
 from orchestrator.infra.errors import UserError
 from orchestrator.infra.lock import LockBusy, held
 from orchestrator.infra.paths import home, runs_dir
@@ -46,6 +47,9 @@ def single_watcher() -> Iterator[None]:
         except OSError:
             pass  # a full disk: the lock is held all the same, a second watcher just cannot name us
         yield
+
+
+BEAT = "watcher.beat"
 
 
 def one_pass(
@@ -109,6 +113,7 @@ def watch(
         try:
             last_active = time.monotonic()
             seen = _config_stamp(cfg)
+            passes = 0
             live: list[Path] = []
             while True:
                 started = time.monotonic()
@@ -119,6 +124,8 @@ def watch(
                 views = one_pass(buckets, cfg, notifier, warmer=warmer)
                 monitor.forget_ended(views)
                 report(views)
+                passes += 1
+                _beat(passes)
                 if once:
                     return
                 if any(
@@ -203,6 +210,17 @@ def _reloaded(cfg: UserConfig, notifier: Notifier | None) -> tuple[UserConfig, N
     except UserError as exc:
         sys.stderr.write(f"watch: config.yaml not reloaded, keeping the last good one: {exc}\n")
         return cfg, notifier
+
+
+def _beat(passes: int) -> None:
+    """`watcher.beat` in the state folder: this watcher's pid and how many full passes it made, and when
+    the last one ended. A script (or a test) that must let the watcher look a few more times waits on
+    it rather than on the clock. Not durable: a lost beat is the next pass's to write."""
+    beat = {"pid": os.getpid(), "passes": passes, "at": round(time.time(), 3)}
+    try:
+        atomic.write_bytes_atomic(home() / BEAT, json.dumps(beat).encode(), durable=False)
+    except OSError:
+        pass  # a full or read-only state folder: never a reason to stop watching
 
 
 def watcher_running() -> bool:

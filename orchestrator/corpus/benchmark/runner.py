@@ -61,7 +61,7 @@ def variants(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any], dict[str, A
 
 
 class Report(dict[str, Any]):
-    """The benchmark's report (its JSON keys are a contract: tests/test_cli_contract.py), plus what only the
+    """The benchmark's report (its JSON keys are a contract: tests/commands/test_cli_contract.py), plus what only the
     Markdown shows: per family, how many scenarios the seed signals alone paged."""
 
     seed_only_paged: dict[str, int]
@@ -153,7 +153,7 @@ def _inert_rules(s: Scenario, fired: set[str], settings: Settings) -> set[str]:
     From spiral/detector.py and call_windows.py: the subagents rule acts only on calls a subagent made;
     poll_progress only on calls that are polls; same_error, drift and stuck_check only add their own finding (their
     ablation differs from ours only once that finding fired, which `fired`, our walk's signals up to
-    its page, tells). tests/test_bench_speed.py walks every variant alone and compares.
+    its page, tells). tests/corpus/test_bench_speed.py walks every variant alone and compares.
     """
     calls = list(scenario.calls(s))
     out = {f"ours without rule {name}" for name in ("same_error", "drift", "stuck_check") if name not in fired}

@@ -1,5 +1,5 @@
 """A benchmark scenario made and read in memory: the same parsed log, snapshots and case facts as
-writing its case folder and reading it back (tests/test_bench_speed.py checks that), without the disk."""
+writing its case folder and reading it back (tests/corpus/test_bench_speed.py checks that), without the disk."""
 
 from __future__ import annotations
 

@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -77,8 +76,7 @@ def test_kill_during_clone_starts_no_agent(tmp_path: Path, repo: Path, home: Pat
     assert launcher.returncode == 1  # the run was made and stopped: a failed check, not bad input
     assert out.strip() == run_id
     assert "killed during launch" in err and "no agent was started" in err
-    time.sleep(1)
-    assert agents_alive(marker) == []
+    wait(lambda: agents_alive(marker) == [], timeout=30, what="no agent left")
     assert state(home, run_id)["state"] == "killed"
 
 

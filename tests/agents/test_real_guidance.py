@@ -3,7 +3,7 @@ built-in `claude` / `codex` profiles install (orchestrator/guidance/wiring.py), 
 next model request, and the run's record says what the agent did with it.
 
 The scripted server (tests/scripted_model.py) plays the agent: a slow failing debug loop that trips
-the detector in the soft band (the ticket's tiny bucket: 1.8 s in, as in tests/test_real_agents.py),
+the detector in the soft band (the ticket's tiny bucket: 1.8 s in, as in tests/agents/test_real_agents.py),
 and, when the guidance text reaches it (`after_text`), either an agent that recovers (distinct files,
 a passing command, an answer) or nothing changes (the loop goes on: the agent that ignores it).
 The watcher is the one `launch` starts (config.yaml `watcher_tick_seconds: 0.5`); every wait is

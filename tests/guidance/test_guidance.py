@@ -2,7 +2,7 @@
 `nudge` end to end with a real generic agent (tests/fake_agent.py reads its inbox like any
 agent following the documented protocol), a real watcher and a real HTTP receiver.
 
-The real Claude Code and Codex CLIs are driven through the same path in tests/test_real_guidance.py.
+The real Claude Code and Codex CLIs are driven through the same path in tests/agents/test_real_guidance.py.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ try:
 except ImportError as exc:  # the optional extra is not installed
     pytest.skip(f"ray is not importable ({exc}): pip install -e '.[ray]'", allow_module_level=True)
 
-CORPUS = Path(__file__).resolve().parent.parent / "orchestrator" / "data" / "demo-cases"
+CORPUS = Path(__file__).resolve().parents[2] / "orchestrator" / "data" / "demo-cases"
 
 
 class RayCluster:

@@ -19,7 +19,7 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO_CASES = ("healthy-001-steady-feature", "spiral-001-fixture-shim")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from orchestrator.record.layout import RunDir
 from tests.helpers import cli
-from tests.test_gc import age, finished, run_gc, tree
+from tests.runs.test_gc import age, finished, run_gc, tree
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -6,6 +6,7 @@ import os
 import time
 
 from orchestrator.infra import proc
+from tests.helpers import wait
 
 
 def test_progress_keeps_it_going_and_silence_ends_it() -> None:
@@ -28,8 +29,11 @@ def test_a_stop_ends_it_and_its_whole_session() -> None:
         stop=lambda: time.monotonic() - t0 > 1,
     )
     assert why == "stopped" and time.monotonic() - t0 < 10
-    time.sleep(0.3)
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).startswith(marker)]
+    wait(
+        lambda: not [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).startswith(marker)],
+        timeout=30,
+        what="the command's whole tree gone",
+    )
 
 
 def test_a_process_that_leaves_stderr_open_behind_it_is_not_waited_for() -> None:

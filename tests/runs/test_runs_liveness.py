@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,12 @@ def test_silent_agent_is_stalled_by_heartbeat(tmp_path: Path, repo: Path, home: 
     write_config(home, heartbeat=1.5)
     run_id = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 120'))
     agent = state(home, run_id)["agent_pid"]["pid"]
-    time.sleep(2.5)
-    runs = status_json()["runs"]
-    row = next(r for r in runs if r["id"] == run_id)
+
+    def row() -> dict[str, Any]:  # each `status` is a pass: the first past the heartbeat stops it
+        return next(r for r in status_json()["runs"] if r["id"] == run_id)
+
+    wait(lambda: row()["state"] not in ("launching", "running"), timeout=60, what="the heartbeat's stop")
+    row = row()
     assert row["state"] == "stalled", row
     assert "no log output" in row["reason"]
     wait(lambda: not psutil.pid_exists(agent) or psutil.Process(agent).status() == psutil.STATUS_ZOMBIE)
@@ -63,8 +65,9 @@ def test_overdue_run_is_stalled_with_spiral_hints(tmp_path: Path, repo: Path, ho
 def test_vanished_supervisor_means_lost(tmp_path: Path, repo: Path, home: Path) -> None:
     run_id = launch(ticket(tmp_path, repo, "sleep 120"))
     s = state(home, run_id)
-    os.kill(s["supervisor"]["pid"], signal.SIGKILL)
-    time.sleep(0.3)
+    sup = s["supervisor"]["pid"]
+    os.kill(sup, signal.SIGKILL)
+    wait(lambda: not psutil.pid_exists(sup) or psutil.Process(sup).status() == psutil.STATUS_ZOMBIE)
     row = next(r for r in status_json()["runs"] if r["id"] == run_id)
     assert row["state"] == "lost" and "supervising process vanished" in row["reason"]
     agent = s["agent_pid"]["pid"]

@@ -6,12 +6,22 @@ run existed."""
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime
 from pathlib import Path
 
 from orchestrator.runs.wake import Wake
-from tests.helpers import TINY, Receiver, launch, spiral_pages, start_watcher, state, ticket, wait, write_config
+from tests.helpers import (
+    TINY,
+    Receiver,
+    launch,
+    spiral_pages,
+    start_watcher,
+    state,
+    ticket,
+    wait,
+    watcher_beat,
+    write_config,
+)
 
 
 def _burst(n: int) -> str:
@@ -30,7 +40,8 @@ def test_a_watcher_far_from_its_tick_pages_within_seconds(
     watcher = start_watcher(tick=600)
     try:
         wait(lambda: (home / "watch.lock").exists() and (home / "watch.lock").read_text().strip() == str(watcher.pid))
-        time.sleep(0.5)  # its first pass is over: it waits for its next tick, ten minutes away
+        # its first pass is over: it waits for its next tick, ten minutes away
+        wait(lambda: watcher_beat()[1] >= 1, timeout=60, what="the watcher's first pass")
         run_id = launch(ticket(tmp_path, repo, _burst(60), overrides=TINY))
         wait(lambda: state(home, run_id).get("agent_pid") is not None, what="the agent")
         wait(lambda: spiral_pages(receiver, run_id) == 1, timeout=60, what="the page (the wake path)")
@@ -79,7 +90,7 @@ def test_a_run_on_a_fast_clock_pages_in_its_band(tmp_path: Path, repo: Path, hom
     watcher = start_watcher(tick=600)
     try:
         wait(lambda: (home / "watch.lock").exists() and (home / "watch.lock").read_text().strip() == str(watcher.pid))
-        case = Path(__file__).resolve().parent.parent / "corpus" / "spiral-001-fixture-shim"
+        case = Path(__file__).resolve().parents[2] / "corpus" / "spiral-001-fixture-shim"
         run_id = launch(
             ticket(tmp_path, repo, "re-enact", agent="demo", bucket="medium", demo_case=str(case), speed=120)
         )

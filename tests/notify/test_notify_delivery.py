@@ -26,6 +26,7 @@ from tests.helpers import (
     ticket,
     tripped_run,
     wait,
+    wait_passes,
     write_config,
 )
 
@@ -55,7 +56,7 @@ def test_one_page_with_watcher_and_20_status_processes_racing(
         for r in racers:
             r.wait(timeout=120)
         wait(lambda: spiral_pages(receiver, run_id) >= 1, timeout=20, what="the page")
-        time.sleep(1.5)  # a few more watcher ticks
+        wait_passes(5)  # a few more watcher passes
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)
@@ -111,7 +112,7 @@ def test_watcher_killed_and_restarted_pages_once(tmp_path: Path, repo: Path, hom
         first.wait(timeout=10)
     second = start_watcher()
     try:
-        time.sleep(2.0)
+        wait_passes(5)
         assert second.poll() is None, second.stderr.read() if second.stderr else ""
     finally:
         second.terminate()
@@ -157,9 +158,14 @@ def test_ending_notices_hook_and_tags(tmp_path: Path, repo: Path, home: Path, re
         ok_run = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}', name="ok"))
         wait(lambda: state(home, ok_run)["state"] == "succeeded")
         silent = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 60', name="quiet"))
-        time.sleep(1.8)
-        for _ in range(3):
+
+        def stalled() -> bool:  # each `status` is a pass: the one after its heartbeat stops it
             status_json()
+            return bool(state(home, silent)["state"] == "stalled")
+
+        wait(stalled, timeout=60, what="the silent run's stall")
+        for _ in range(2):
+            status_json()  # more passes: nothing is sent twice
         titles = receiver.titles()
         assert titles.count(f"run {ok_run} succeeded") == 1
         assert titles.count(f"run {silent} stalled") == 1

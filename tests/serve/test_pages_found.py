@@ -16,8 +16,8 @@ from orchestrator.report.chart import figure
 from orchestrator.report.page import document
 from orchestrator.report.sources import run_timeline
 from tests.helpers import ROOT, cli, one_line_error, status_json
-from tests.test_report import spiral_run
-from tests.test_serve import fetch, serving
+from tests.report.test_report import spiral_run
+from tests.serve.test_serve import fetch, serving
 
 TOKEN = "ghp_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4"
 PASSWORD = "Sup3rS3cretPw"

@@ -8,7 +8,7 @@ import statistics
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # top to bottom: a unit may import only units below it (and itself)
 LAYERS = [

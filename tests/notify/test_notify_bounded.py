@@ -17,8 +17,8 @@ from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier, Target
 from orchestrator.record import state_file
 from orchestrator.runs.pipeline import NOTICES
-from tests.helpers import ROOT, state, status_json, tripped_run, write_config
-from tests.test_notify_slow import SlowReceiver
+from tests.helpers import ROOT, state, status_json, tripped_run, wait, write_config
+from tests.notify.test_notify_slow import SlowReceiver
 
 
 class DripReceiver:
@@ -148,9 +148,15 @@ def test_an_idle_watcher_stays_while_a_notice_waits_to_be_retried(home: Path) ->
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(4)  # four times its idle limit: no run is active, but the page is owed
+        started = time.monotonic()
+
+        def owed_and_idle_long() -> bool:  # (or the watcher left: said below)
+            tried = state(home, "r-owed")["notices"].get("spiral", {}).get("attempts", 0) >= 2
+            return watcher.poll() is not None or (tried and time.monotonic() - started >= 4)
+
+        # two attempts and four times its idle limit: no run is active, but the page is owed
+        wait(owed_and_idle_long, timeout=120, what="two attempts, well past the idle limit")
         assert watcher.poll() is None, watcher.stderr.read() if watcher.stderr else ""
-        assert state(home, "r-owed")["notices"]["spiral"]["attempts"] >= 2
         sink.start()  # the endpoint is back: the retry delivers, and then the watcher may go
         assert watcher.wait(timeout=30) == 0
         assert state(home, "r-owed")["notices"]["spiral"]["delivered"]

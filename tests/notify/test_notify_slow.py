@@ -24,7 +24,19 @@ from orchestrator.notify import delivery
 from orchestrator.notify.channels import Notifier, Target
 from orchestrator.record import state_file
 from orchestrator.runs.pipeline import NOTICES
-from tests.helpers import TINY, cli, launch, spiral_body, start_watcher, state, ticket, tripped_run, wait, write_config
+from tests.helpers import (
+    TINY,
+    cli,
+    launch,
+    spiral_body,
+    start_watcher,
+    state,
+    ticket,
+    tripped_run,
+    wait,
+    wait_passes,
+    write_config,
+)
 
 
 class SlowReceiver:
@@ -114,7 +126,7 @@ def test_slow_endpoint_gets_one_page_and_the_watcher_keeps_its_tick(
         wait(lambda: bool(state(home, spiraling).get("notices", {}).get("spiral", {}).get("delivered")), 30, "page")
         pages = slow.pages(title)
         assert pages and pages[0]["answered"] is not None
-        time.sleep(2.0)  # ten more ticks: nothing is sent again
+        wait_passes(10)  # ten more passes: nothing is sent again
     finally:
         watcher.terminate()
         watcher.wait(timeout=10)

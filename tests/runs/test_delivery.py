@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers import cli, git, launch, state, ticket, wait
-from tests.test_gc import age, run_gc
+from tests.runs.test_gc import age, run_gc
 
 WORK = "write src/feature.py FEATURE = 1\nexit 0"
 

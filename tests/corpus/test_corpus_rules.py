@@ -1,6 +1,6 @@
 """The issue-11 corpus cases, one per rule principle in several log formats: the evidence each page names.
 
-tests/test_corpus.py replays every case to its expectation; this checks what
+tests/corpus/test_corpus.py replays every case to its expectation; this checks what
 the issue asks beyond the verdict: a loop page says the test failed
 identically N times, M of them after edits; a subagent's calls are
 attributed to it; drift names the files outside the scope; a rerun on an

@@ -168,7 +168,7 @@ def test_a_split_pass_with_no_notifier_exports_each_ended_runs_trace_once(
 ) -> None:
     """`status` with telemetry and no notify: section, and one_pass(..., notifier=None) as a program calls it."""
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel extra is not installed")
-    from tests.test_otlp import OtlpReceiver, configure
+    from tests.telemetry.test_otlp import OtlpReceiver, configure
 
     otlp = OtlpReceiver()
     try:

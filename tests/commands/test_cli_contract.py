@@ -338,7 +338,7 @@ def test_calibrate_json_key_sets(tmp_path: Path) -> None:
     assert set(out) == {"version", "min_runs", "buckets", "written", "false_alarms_by_rule"}
     assert out["version"] == 1 and out["min_runs"] == 3
     assert out["written"] is None  # (the buckets.yaml written, with --write)
-    assert out["false_alarms_by_rule"] == []  # (no page has a verdict: tests/test_page_feedback.py)
+    assert out["false_alarms_by_rule"] == []  # (no page has a verdict: tests/ledger/test_page_feedback.py)
     rows = {b["bucket"]: b for b in out["buckets"]}
     assert set(rows) == {"small", "medium", "big"}
     assert all(set(b) == CALIBRATE_BUCKET_KEYS and set(b["current"]) == TIMING_KEYS for b in rows.values())

@@ -37,6 +37,7 @@ from tests.helpers import (
     state,
     ticket,
     wait,
+    wait_passes,
     without_module,
     write_config,
 )
@@ -171,10 +172,10 @@ def test_one_span_per_run_with_its_facts_and_events_exported_once(
         # a silent run that the liveness path stops (heartbeat 1 s)
         silent = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 60', name="quiet"))
         wait(lambda: len(otlp.runs(spiral)) == 1 and len(otlp.runs(silent)) == 1, timeout=60, what="both traces")
-        time.sleep(1.0)  # more watcher ticks
+        wait_passes(5)  # more watcher passes
         err = stop(watcher)
         second = start_watcher()  # a restarted watcher, and two `status` passes: nothing is sent again
-        time.sleep(1.5)
+        wait_passes(5)
         outs = [cli("status", "--json") for _ in range(2)]
         err += stop(second)
     finally:
@@ -227,7 +228,7 @@ def test_a_500_then_200_is_delivered_on_a_retry(tmp_path: Path, repo: Path, home
         watcher = start_watcher()
         run_id = quick_run(tmp_path, repo, home)
         wait(lambda: len(flaky.runs(run_id)) == 1, timeout=30, what="the retried export")
-        time.sleep(1.0)
+        wait_passes(5)
         stop(watcher)
     finally:
         flaky.stop()
