@@ -209,7 +209,8 @@ def test_ignored_nudge_climbs_the_ladder_to_a_stop(agent: str, box: Sandbox, rep
         assert g["received_at"] is not None and g["received_via"].startswith(f"{agent} "), g
     person, first_rung = box.model.first_request_containing(text), box.model.first_request_containing(rung1)
     assert first_rung is not None, "rung 1's text never reached the model"
-    assert person is not None and person.seq < first_rung.seq
+    # (on a loaded machine rung 1 may climb before the agent's next turn: both then reach it together)
+    assert person is not None and person.seq <= first_rung.seq
     assert box.model.first_request_containing("You may be going in circles.") is not None, "rung 2's stock text"
     wait_for(lambda: len(escalation_titles(box, run_id)) == 3, 15, "three escalation notices")
     titles = escalation_titles(box, run_id)

@@ -18,7 +18,7 @@ from typing import Any
 
 from orchestrator.config import UserConfig
 from orchestrator.runs.fleet import Seat, choose, most_at_once, positions
-from tests.helpers import CORPUS, cli, start_watcher, state, ticket, wait
+from tests.helpers import CORPUS, cli, start_watcher, state, ticket, wait, watcher_beat
 
 HEALTHY_DEMO = CORPUS / "healthy-001-steady-feature"
 
@@ -175,8 +175,15 @@ def stress(
     watchers: list[subprocess.Popen[bytes]] = [start_watcher(0.2)]
 
     def killer() -> None:
-        while not stop.wait(kill_every_s):
+        while True:
             w = watchers[-1]
+            # each watcher makes one pass before it is killed: on a loaded machine a fixed interval
+            # alone could kill every watcher before it ever looked, and nothing would move
+            looked = time.monotonic() + 120
+            while not stop.is_set() and watcher_beat()[0] != w.pid and time.monotonic() < looked:
+                time.sleep(0.05)
+            if stop.wait(kill_every_s):
+                return
             os.kill(w.pid, signal.SIGKILL)
             w.wait(timeout=20)
             kills[0] += 1

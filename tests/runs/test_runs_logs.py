@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -163,8 +164,10 @@ def test_follow_a_queued_run_counts_minutes_from_when_it_started(home: Path) -> 
     got: list[dict[str, Any]] = []
     reader = threading.Thread(target=lambda: got.append(next(rows)))
     reader.start()  # following from before the run started
-    time.sleep(0.5)
-    (d / "state.json").write_text(json.dumps(st | {"state": "running", "started_at": "2026-05-28T20:29:00Z"}))
+    time.sleep(0.5)  # (the follower is waiting for the start; nothing depends on how long)
+    started = d / "state.json.new"  # written whole, then renamed: the follower never reads half of it
+    started.write_text(json.dumps(st | {"state": "running", "started_at": "2026-05-28T20:29:00Z"}))
+    os.replace(started, d / "state.json")
     _append(d, _use("a", "Bash", command="make"), _result("a", "ok"))  # at 20:30, a minute in
     reader.join(timeout=30)
     first = got[0]
