@@ -19,6 +19,7 @@ from typing import Any
 
 from orchestrator.buckets import BucketsFile
 from orchestrator.demo.sink import Sink
+from orchestrator.runs.watch import BEAT
 from spiral import model
 from spiral.detector import Detector
 from spiral.model import Snapshot, ToolCall
@@ -132,7 +133,7 @@ def state(home: Path, run_id: str) -> dict[str, Any]:
 def watcher_beat() -> tuple[int, int]:
     """(pid, full passes made) of the state folder's watcher, from its `watcher.beat`; (0, 0) before one."""
     try:
-        beat = json.loads((orchestrator_home() / "watcher.beat").read_text())
+        beat = json.loads((orchestrator_home() / BEAT).read_text())
         return int(beat["pid"]), int(beat["passes"])
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return 0, 0

@@ -25,14 +25,11 @@ def used(record: RunRecord, spend: SpendTotals | None) -> tuple[float | None, st
     if spend is None:
         return None, ""
     shares: list[tuple[float, str]] = []
-    if record.ceilings.max_tokens is not None:
-        shares.append(
-            (spend.tokens / record.ceilings.max_tokens, f"{spend.tokens} of {record.ceilings.max_tokens} tokens")
-        )
-    if record.ceilings.max_usd is not None and spend.cost_usd is not None:
-        shares.append(
-            (spend.cost_usd / record.ceilings.max_usd, f"${spend.cost_usd:.2f} of ${record.ceilings.max_usd:.2f}")
-        )
+    c = record.ceilings
+    if c.max_tokens is not None:
+        shares.append((spend.tokens / c.max_tokens, f"{spend.tokens} of {c.max_tokens} tokens"))
+    if c.max_usd is not None and spend.cost_usd is not None:
+        shares.append((spend.cost_usd / c.max_usd, f"${spend.cost_usd:.2f} of ${c.max_usd:.2f}"))
     if not shares:
         return None, ""
     return max(shares)

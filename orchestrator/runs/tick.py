@@ -23,8 +23,7 @@ from orchestrator.runs.events import Kind, of
 from orchestrator.runs.executors import base as executors
 from orchestrator.runs.pipeline import STEPS
 from orchestrator.runs.sending import deliver
-from orchestrator.runs.steps import base as steps
-from orchestrator.runs.steps.base import QUEUED, phase
+from orchestrator.runs.steps.base import QUEUED, checked, checking, phase
 from orchestrator.runs.steps.context import KEPT, Pass, first_view, settings_of
 from orchestrator.runs.view import RunView
 from spiral.timestamps import parse_ts
@@ -50,10 +49,10 @@ def refresh(
         where = phase(record)
         if where == QUEUED:
             p.view.elapsed_min = 0.0  # its clock starts when its agent does
-        checked = steps.checking()
+        check = checking()
         for step in STEPS:
             if where in step.phases:
-                p.view.events += steps.checked(step, p) if checked else step.apply(p)
+                p.view.events += checked(step, p) if check else step.apply(p)
         if p.view.events:
             state_file.write(rd, record)
         if not KEPT.keep:
