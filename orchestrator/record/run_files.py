@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from orchestrator.infra.lines import open_at
+from orchestrator.infra.lines import lines_upto, open_at
 from spiral.envelope import LineCounter as LineCounter  # (re-exported: the readers here count with it)
 from spiral.envelope import envelopes
 from spiral.model import Snapshot
@@ -45,6 +45,21 @@ def read_snapshots(path: Path, counter: LineCounter) -> Iterator[Snapshot]:
                 counter.skipped += 1
                 continue
             yield snap
+
+
+def snapshots_upto(
+    path: Path, offset: int, until: int, limit: int
+) -> tuple[list[tuple[Snapshot | None, int]], int, bool]:
+    """The snapshots of at most `limit` whole lines after byte `offset` that end at or before `until`,
+    each with the offset after its line (None: a garbage line, to be counted); the offset after the
+    last line read (blank lines are passed over); and whether more lines may follow (`limit` read).
+    One call a batch: a pass takes a run's new snapshots in one go, not a line at a time."""
+    out: list[tuple[Snapshot | None, int]] = []
+    lines = lines_upto(path, offset, until, limit)
+    for line, end in lines:
+        if line.strip():
+            out.append((parse_snapshot_line(line), end))
+    return out, lines[-1][1] if lines else offset, len(lines) >= limit
 
 
 def distinct_snapshots(snaps: Iterable[Snapshot]) -> Iterator[Snapshot]:

@@ -30,6 +30,7 @@ __all__ = [
     "ENDED",
     "StateError",
     "end",
+    "holding",
     "locked",
     "read",
     "read_shared",
@@ -70,6 +71,15 @@ def locked(run: RunDir | Path) -> Iterator[None]:
         except OSError as exc:
             raise StateError(rd.lock, "lock the run", exc) from None
         yield
+
+
+@contextmanager
+def holding(run: RunDir | Path) -> Iterator[tuple[RunDir, RunRecord]]:
+    """The run's folder and its record, read under the run's lock, held while the block runs (a
+    watcher pass: one call into the record for the lock and the read)."""
+    rd = RunDir.of(run)
+    with locked(rd):
+        yield rd, read(rd)
 
 
 def read(run: RunDir | Path) -> RunRecord:

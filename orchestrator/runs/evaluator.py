@@ -30,11 +30,10 @@ from pathlib import Path
 
 from orchestrator.infra.atomic import write_bytes_atomic
 from orchestrator.infra.lines import open_at as _open_at  # (a module global: a test replaces it)
-from orchestrator.infra.lines import whole_lines
 from orchestrator.ledger.agent_records import RunSpend
 from orchestrator.notify.pages import redact
 from orchestrator.record.layout import CaseFiles
-from orchestrator.record.run_files import parse_snapshot_line
+from orchestrator.record.run_files import snapshots_upto
 from spiral.adapters import Adapter, make_adapter
 from spiral.detector import Detector
 from spiral.envelope import LineCounter, envelopes
@@ -68,6 +67,7 @@ SPEND_VERSION = 1
 PARTS = {"walk": WALK_VERSION, "spend": SPEND_VERSION}
 _PREFIX = f"orchestrator detector cache {CACHE_VERSION} ".encode()
 HEADER = _PREFIX + " ".join(f"{k}={v}" for k, v in PARTS.items()).encode() + b"\n"
+SNAPSHOT_BATCH = 512  # workspace.jsonl lines read in one call (a pass's are a few; a first pass's, many)
 PERSIST_S = 120.0  # real seconds between two writes of one run's cache by one process (4 default ticks)
 PERSIST_BYTES = 256 << 10  # log read since the last write that is worth a write at once (a reader would redo it)
 
@@ -308,18 +308,18 @@ def _upto(lines: Iterable[bytes], end: int) -> Generator[bytes, None, None]:
 
 
 def _snapshots(cached: Cached, files: CaseFiles, until: int) -> Generator[Snapshot, None, None]:
-    """The snapshots workspace.jsonl gained up to byte `until`, read lazily (its offset moves as they are taken)."""
-    for line, end in whole_lines(files.workspace, cached.workspace_offset):
-        if end > until:
-            return
+    """The snapshots workspace.jsonl gained up to byte `until`, read a batch at a time (its offset
+    moves as they are taken)."""
+    more = True
+    while more:
+        batch, end, more = snapshots_upto(files.workspace, cached.workspace_offset, until, SNAPSHOT_BATCH)
+        for snap, at in batch:
+            cached.workspace_offset = at
+            if snap is None:
+                cached.skipped_lines += 1
+            else:
+                yield snap
         cached.workspace_offset = end
-        if not line.strip():
-            continue
-        snap = parse_snapshot_line(line)
-        if snap is None:
-            cached.skipped_lines += 1
-        else:
-            yield snap
 
 
 def restart_at(cached: Cached, key: float, agent_at: float) -> None:

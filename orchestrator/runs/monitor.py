@@ -20,7 +20,8 @@ from orchestrator.record.model import RunRecord
 from orchestrator.runs.sending import deliver as deliver  # (fanout sends its workers' views with it)
 from orchestrator.runs.steering import track
 from orchestrator.runs.steps.context import KEPT as KEPT  # each run's kept detector, between passes
-from orchestrator.runs.steps.context import catch_up, first_view, settings_of
+from orchestrator.runs.steps.context import first_view, settings_of
+from orchestrator.runs.steps.feed import catch_up
 from orchestrator.runs.tick import refresh as refresh
 from orchestrator.runs.view import RunView
 

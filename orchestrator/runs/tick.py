@@ -24,7 +24,7 @@ from orchestrator.runs.executors import base as executors
 from orchestrator.runs.pipeline import STEPS
 from orchestrator.runs.sending import deliver
 from orchestrator.runs.steps.base import QUEUED, checked, checking, phase
-from orchestrator.runs.steps.context import KEPT, Pass, first_view, settings_of
+from orchestrator.runs.steps.context import KEPT, STOP_ORDER, Pass, first_view, settings_of
 from orchestrator.runs.view import RunView
 from spiral.timestamps import parse_ts
 
@@ -41,9 +41,7 @@ def refresh(
     """Evaluate one run, enforce liveness, and send what is due (when given a notifier). `send=False`
     leaves the sending to the caller (`deliver`: a forked worker's views are sent by its parent)."""
     real_now = time.time() if real_now is None else real_now
-    rd = RunDir.of(run_dir)
-    with state_file.locked(rd):
-        record = state_file.read(rd)
+    with state_file.holding(run_dir) as (rd, record):
         settings = settings_of(record, buckets)
         p = Pass(rd, record, settings, cfg, real_now, first_view(rd, record, settings, real_now))
         where = phase(record)
@@ -57,13 +55,18 @@ def refresh(
             state_file.write(rd, record)
         if not KEPT.keep:
             KEPT.discard(rd.detector_cache)  # one pass only: what is unwritten is a small catch-up, redone
-    view, decision = p.view, p.decision()
+        view, decision = p.view, first_stop(p.stops)
     if decision is not None and decision.end_as == "queued":
         view.record = fleet.requeue(rd, decision.reason, record.admission)
         view.events.append(of(Kind.QUEUED_AGAIN))
     elif decision is not None:
         view.record = stop(rd, decision, view)
     return deliver(view, cfg, notifier) if send else view
+
+
+def first_stop(stops: dict[str, liveness.Decision]) -> liveness.Decision | None:
+    """The stop (or requeue) a pass carries out, if any: the first asker in `STOP_ORDER`."""
+    return next((stops[k] for k in STOP_ORDER if k in stops), None)
 
 
 def stop(rd: RunDir, decision: liveness.Decision, view: RunView) -> RunRecord:

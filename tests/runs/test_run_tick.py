@@ -13,7 +13,7 @@ import pytest
 from orchestrator.config import UserConfig
 from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Guidance, RunRecord
-from orchestrator.runs import pipeline
+from orchestrator.runs import pipeline, tick
 from orchestrator.runs.events import Event, Kind
 from orchestrator.runs.liveness import Decision
 from orchestrator.runs.steps import base
@@ -61,14 +61,14 @@ def test_a_run_s_phase_decides_which_steps_run(record: RunRecord, where: str) ->
 
 def test_a_dead_run_is_lost_whatever_else_asks_to_stop_it(tmp_path: Path) -> None:
     p = _pass(tmp_path, RunRecord(state="running"))
-    assert p.decision() is None
+    assert tick.first_stop(p.stops) is None
     p.stops["pending"] = Decision("killed", "asked")
     p.stops["ladder"] = Decision("stalled", "rung 3")
-    assert p.decision() == Decision("stalled", "rung 3")
+    assert tick.first_stop(p.stops) == Decision("stalled", "rung 3")
     p.stops["budget"] = Decision("over_budget", "$2 of $1")
-    assert p.decision() == Decision("over_budget", "$2 of $1")
+    assert tick.first_stop(p.stops) == Decision("over_budget", "$2 of $1")
     p.stops["liveness"] = Decision("lost", "its supervisor died")
-    assert p.decision() == Decision("lost", "its supervisor died")
+    assert tick.first_stop(p.stops) == Decision("lost", "its supervisor died")
     assert STOP_ORDER == ("liveness", "budget", "ladder", "pending")
 
 

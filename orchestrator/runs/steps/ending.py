@@ -11,7 +11,8 @@ from orchestrator.record.clock import RunClock
 from orchestrator.record.model import RunRecord
 from orchestrator.runs.events import Event, Kind, of
 from orchestrator.runs.steps.base import CLOSING
-from orchestrator.runs.steps.context import KEPT, Pass, spend_of
+from orchestrator.runs.steps.context import KEPT, Pass
+from orchestrator.runs.steps.spend import spend_of
 from spiral.timestamps import parse_ts
 
 
@@ -40,7 +41,7 @@ class Ending:
     def apply(self, p: Pass) -> list[Event]:
         assert p.cached is not None
         record = p.record
-        if any(e.kind is Kind.GUIDANCE_RECEIVED for e in p.events):  # the case file learns its restarts
+        if any(e.kind is Kind.GUIDANCE_RECEIVED for e in p.view.events):  # the case file learns its restarts
             ended = parse_ts(record.ended_at) or p.real_now
             case_file.write_run_case(p.rd, record, RunClock.of(record).at(ended))
         record.spend = spend_of(p.rd, record, p.cached, p.cfg)

@@ -37,7 +37,7 @@ class Episodes:
         if p.acts:
             assert p.cached is not None and p.verdict is not None
             events += track.episode(old, new, p.verdict, p.cached, round(p.verdict.elapsed_min, 2))
-        if changed(old, new) or p.events or events:
+        if changed(old, new) or p.view.events or events:
             p.record.spiral = new
             events.append(of(Kind.EVALUATED))
         return events
