@@ -81,9 +81,10 @@ def _row(r: Launched) -> dict[str, object]:
 def _say_no_target(cfg: UserConfig) -> None:
     """Once per launch: with no notification target, pages and notices go nowhere."""
     from orchestrator.notify.channels import NO_TARGET, from_config
+    from orchestrator.runs.pipeline import NOTICES
 
     try:
-        configured = from_config(cfg).configured
+        configured = from_config(cfg, NOTICES).configured
     except UserError:
         return  # a bad notify block is said by the watcher and `status`, with its own message
     if not configured:

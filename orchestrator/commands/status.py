@@ -26,11 +26,12 @@ def status_command(
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
     from orchestrator.notify.channels import NO_TARGET, from_config
+    from orchestrator.runs.pipeline import NOTICES
     from orchestrator.runs.watch import one_pass
     from orchestrator.tables import no_runs_yet, status_table, unchecked
 
     cfg = load()
-    notifier = from_config(cfg)
+    notifier = from_config(cfg, NOTICES)
     views = one_pass(BucketsFile(), cfg, notifier, leave_cold=True)  # a cold run: left to the watcher
     sys.stderr.writelines(unchecked(views))
     if not notifier.configured and views and not as_json:

@@ -42,6 +42,7 @@ def watch_command(
     from orchestrator.buckets import BucketsFile
     from orchestrator.config import load
     from orchestrator.notify.channels import check_targets, from_config
+    from orchestrator.runs.pipeline import NOTICES
     from orchestrator.runs.watch import watch as do_watch
     from orchestrator.tables import unchecked, watch_events
 
@@ -56,7 +57,7 @@ def watch_command(
     if idle_exit is not None and not 0.1 <= idle_exit < float("inf"):
         raise UserError(f"--idle-exit must be a finite number of seconds (at least 0.1), got {idle_exit}")
     cfg = load()
-    notifier = from_config(cfg)
+    notifier = from_config(cfg, NOTICES)
     try:  # a target no page could reach is said now, not found by the first page; liveness goes on regardless
         check_targets(notifier, cfg)
     except UserError as exc:

@@ -10,6 +10,7 @@ from orchestrator.demo.run import run_demo, summary_lines
 from orchestrator.demo.sink import Sink
 from orchestrator.infra.paths import runs_dir
 from orchestrator.notify.channels import Notifier, Target, from_config
+from orchestrator.runs.pipeline import NOTICES
 from orchestrator.runs.view import RunView
 from orchestrator.tables import status_table
 
@@ -27,7 +28,7 @@ def show_demo(console: Console, speed: float, cfg: UserConfig, cli: str) -> None
     console.print(f"demo: two recorded runs re-enacted at {speed:g}x; runs land in {runs_dir()}", markup=False)
     with Sink() as sink:
         # the pages go to a receiver the demo runs on 127.0.0.1, and to your own targets if you have any
-        yours = from_config(cfg).targets
+        yours = from_config(cfg, NOTICES).targets
         notifier = Notifier(targets=[Target(sink.url), *yours], events=("spiral", "stalled"))
         console.print(f"notifications go to a local sink: {sink.url}")
         if yours:

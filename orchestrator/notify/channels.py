@@ -24,7 +24,7 @@ import math
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,31 +35,12 @@ from orchestrator.infra.errors import UserError
 from orchestrator.infra.proc import CommandError, run
 from orchestrator.infra.redaction import redact, redact_cut
 from orchestrator.infra.serve_config import ServeConfig
+from orchestrator.notify.kinds import NoticeKind, vocabulary
 
-ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget", "no_change", "gave_up")
-# "provider": the agent's model API kept failing (one notice per episode of retries)
-EVENTS = ("spiral", "provider", "escalation", "guidance", "answer", "budget", *ENDING_EVENTS)
-ENDINGS = frozenset(ENDING_EVENTS)
-# escalation: a rung of the opt-in ladder climbed; guidance: a message that never reached the agent;
-# answer (opt-in): what a person's message came to, recovered or ignored
 NO_TARGET = (
     "no notification target configured: pages and notices go nowhere "
     "(set notify.urls in config.yaml or $ORCHESTRATOR_NOTIFY)"
 )
-# ...and every ending that needs a person: no ending that went wrong is left silent
-DEFAULT_EVENTS = (
-    "spiral",
-    "provider",
-    "escalation",
-    "guidance",
-    "budget",
-    "failed",
-    "stalled",
-    "over_budget",
-    "no_change",
-    "gave_up",
-)
-TAGS = (*EVENTS, "ends")
 _KEYS = {
     "urls",
     "apprise_config",
@@ -81,15 +62,18 @@ class Target:
     url: str
     tags: frozenset[str] = frozenset()
 
-    def wants(self, event: str) -> bool:
-        return not self.tags or event in self.tags or (event in ENDINGS and "ends" in self.tags)
+    def wants(self, event: str, endings: frozenset[str] = frozenset()) -> bool:
+        """Untagged, every event; tagged, the events named (`ends`: every event in `endings`)."""
+        return not self.tags or event in self.tags or ("ends" in self.tags and event in endings)
 
 
 @dataclass
 class Notifier:
     targets: list[Target] = field(default_factory=list)
     apprise_config: Path | None = None
-    events: tuple[str, ...] = DEFAULT_EVENTS
+    # the events sent (None: those the kinds of notice send by default, notify/kinds.py)
+    events: tuple[str, ...] | None = None
+    endings: frozenset[str] = frozenset()  # the events a target tagged `ends` gets (from the kinds)
     command: tuple[str, ...] = ()
     retry_initial_s: float = 30.0
     retry_max_s: float = 900.0
@@ -172,7 +156,7 @@ class Notifier:
         `trying(channel, label)` is told of each target before its request."""
         wanted = 0
         for channel, service, label in self._services(errors):
-            if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event):
+            if not Target("", frozenset(getattr(service, "tags", set()) or set())).wants(event, self.endings):
                 continue
             wanted += 1
             if channel in done:
@@ -279,8 +263,12 @@ def _mask(url: str) -> str:
     return url.split("://", 1)[0] + "://..." if "://" in url else "(not a URL)"
 
 
-def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notifier:
+def from_config(cfg: UserConfig, kinds: Sequence[NoticeKind], environ: dict[str, str] | None = None) -> Notifier:
+    """The targets and events of config.yaml's `notify:` (and `$ORCHESTRATOR_NOTIFY`); the events it may
+    name are those of `kinds` (runs/pipeline.NOTICES)."""
     environ = dict(os.environ) if environ is None else environ
+    vocab = vocabulary(kinds)
+    events_, tags_ = vocab.events, vocab.tags
     raw = cfg.notify or {}
     lines = cfg.lines
 
@@ -290,7 +278,7 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
     for key in raw:
         if key not in _KEYS:
             raise fail((key,), f"unknown key notify.{key} (known: {', '.join(sorted(_KEYS))})")
-    n = Notifier(serve=cfg.serve)
+    n = Notifier(serve=cfg.serve, endings=vocab.endings)
     urls = raw.get("urls") or []
     if not isinstance(urls, list):
         raise fail(("urls",), "notify.urls must be a list of URLs (or {url: ..., tags: [...]})")
@@ -300,8 +288,8 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
         elif isinstance(item, dict) and isinstance(item.get("url"), str) and set(item) <= {"url", "tags"}:
             tags = item.get("tags") or []
             tags = [tags] if isinstance(tags, str) else tags
-            if not isinstance(tags, list) or not all(isinstance(t, str) and t in TAGS for t in tags):
-                raise fail(("urls", i), f"notify.urls: tags must name events among {', '.join(TAGS)}")
+            if not isinstance(tags, list) or not all(isinstance(t, str) and t in tags_ for t in tags):
+                raise fail(("urls", i), f"notify.urls: tags must name events among {', '.join(tags_)}")
             n.targets.append(Target(item["url"], frozenset(tags)))
         else:
             raise fail(("urls", i), "notify.urls entries are URLs, or {url: ..., tags: [...]}")
@@ -315,15 +303,15 @@ def from_config(cfg: UserConfig, environ: dict[str, str] | None = None) -> Notif
         n.apprise_config = Path(raw["apprise_config"]).expanduser()
     if "events" in raw:
         events = raw["events"]
-        if not isinstance(events, list) or any(e not in EVENTS for e in events):
-            raise fail(("events",), f"notify.events must list events among {', '.join(EVENTS)}")
+        if not isinstance(events, list) or any(e not in events_ for e in events):
+            raise fail(("events",), f"notify.events must list events among {', '.join(events_)}")
         n.events = tuple(events)
     if cfg.notify_on is not None:  # the top-level spelling of notify.events
         where = f"{cfg.path}:{yamlfile.line_of(lines, ('notify_on',))}"
         if "events" in raw:
             raise UserError(f"{where}: notify_on and notify.events say the same thing: keep one")
-        if not isinstance(cfg.notify_on, list) or any(e not in EVENTS for e in cfg.notify_on):
-            raise UserError(f"{where}: notify_on must list events among {', '.join(EVENTS)}")
+        if not isinstance(cfg.notify_on, list) or any(e not in events_ for e in cfg.notify_on):
+            raise UserError(f"{where}: notify_on must list events among {', '.join(events_)}")
         n.events = tuple(cfg.notify_on)
     if "command" in raw:
         cmd = raw["command"]

@@ -34,7 +34,7 @@ from pathlib import Path
 from orchestrator.infra import proc
 from orchestrator.notify import buttons
 from orchestrator.notify.channels import Notifier
-from orchestrator.notify.kinds import NoticeKind, event_of, kind_for
+from orchestrator.notify.kinds import NoticeKind, event_of, kind_for, vocabulary
 from orchestrator.notify.pages import redact_cut
 from orchestrator.record import state_file
 from orchestrator.record.layout import RunDir
@@ -51,7 +51,8 @@ WAIT_S = 0.5  # how long a caller of `start(..., background=True)` may wait for 
 
 def due(record: RunRecord, notifier: Notifier, kinds: Sequence[NoticeKind]) -> list[str]:
     """Notices of this run that should be (or still be) sent, by key, of the kinds the targets want."""
-    out = [key for kind in kinds if kind.event in notifier.events for key in kind.keys(record)]
+    events = notifier.events if notifier.events is not None else vocabulary(kinds).defaults
+    out = [key for kind in kinds if kind.event in events for key in kind.keys(record)]
     return [e for e in out if not (e in record.notices and (record.notices[e].delivered or record.notices[e].gave_up))]
 
 

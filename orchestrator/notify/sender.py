@@ -73,6 +73,7 @@ def in_child(
     until = time.time() + max(0.0, deadline - time.monotonic())  # the same deadline, on the wall clock
     base: dict[str, Any] = {"event": event, "title": title, "body": body, "done": sorted(done), "key": key}
     base |= {"until": until, "timeout": n.timeout_s, "ntfy": ntfy or {}}  # (timeout: for its messages)
+    base["endings"] = sorted(n.endings)  # what a target tagged `ends` gets
     jobs: list[tuple[dict[str, Any], int]] = [({**base, "targets": [_target(t)]}, 1) for t in n.targets]
     if n.apprise_config is not None:
         jobs.append(({**base, "targets": [], "apprise_config": str(n.apprise_config)}, 1))
@@ -202,6 +203,7 @@ def main() -> None:
     job = json.loads(sys.stdin.buffer.read())
     conf = job.get("apprise_config")
     n = Notifier(targets=[Target(u, frozenset(tags)) for u, tags in job["targets"]], timeout_s=float(job["timeout"]))
+    n.endings = frozenset(job.get("endings") or ())
     n.apprise_config = Path(conf) if conf else None
     deadline = time.monotonic() + max(0.0, float(job["until"]) - time.time())
     out = sys.stdout

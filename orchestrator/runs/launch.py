@@ -27,6 +27,7 @@ from orchestrator.record.model import QUEUED, Ceilings, EscalationLadder, Placem
 from orchestrator.runs import clone_steps, fleet, tickets
 from orchestrator.runs.agent_command import AgentCommand, agent_command
 from orchestrator.runs.executors import base as executors
+from orchestrator.runs.pipeline import NOTICES
 from orchestrator.runs.watch import ensure_watcher
 from spiral.settings import merge
 
@@ -172,7 +173,9 @@ def launch_many(
     if cfg.executor is not None and cfg.executor.kind == "ray" and not _importable("ray"):
         raise UserError(f"{cfg.path}: executor kind ray needs Ray here: pip install -e '.[ray]' (or 'ray[default]')")
     checked = [_checked(ref, cfg) for ref in refs]
-    check_targets(from_config(cfg), cfg)  # targets that could never be sent to are refused before anything runs
+    check_targets(
+        from_config(cfg, NOTICES), cfg
+    )  # targets that could never be sent to are refused before anything runs
     queued: list[RunDir] = []
     try:
         for ticket, version in checked:

@@ -60,9 +60,10 @@ def refresh_now(run_dir: Path) -> RunView:
     on a run (`logs -f` on a quiet log, `nudge`) learns that its supervisor died while no watcher ran."""
     from orchestrator.config import load
     from orchestrator.notify.channels import from_config
+    from orchestrator.runs.pipeline import NOTICES
 
     cfg = load()
-    return refresh(run_dir, BucketsFile(), cfg, notifier=from_config(cfg))
+    return refresh(run_dir, BucketsFile(), cfg, notifier=from_config(cfg, NOTICES))
 
 
 def catch_up_only(rd: RunDir, record: RunRecord, buckets: BucketsFile) -> None:

@@ -197,6 +197,7 @@ def _reloaded(cfg: UserConfig, notifier: Notifier | None) -> tuple[UserConfig, N
     """config.yaml read again; a version that does not load keeps the last good one, and says why."""
     from orchestrator.config import load
     from orchestrator.notify.channels import check_targets, from_config
+    from orchestrator.runs.pipeline import NOTICES
 
     try:
         if not cfg.path.is_file() or cfg.path.stat().st_size == 0:  # mid-save (an editor truncates, then writes)
@@ -204,7 +205,7 @@ def _reloaded(cfg: UserConfig, notifier: Notifier | None) -> tuple[UserConfig, N
         new = load(cfg.path)
         if notifier is None:
             return new, None
-        targets = from_config(new)
+        targets = from_config(new, NOTICES)
         check_targets(targets, new)
         return new, targets
     except UserError as exc:

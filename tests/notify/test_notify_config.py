@@ -44,12 +44,13 @@ def test_notify_on_is_the_top_level_name_of_the_events_that_notify(tmp_path: Pat
 
     from orchestrator import config
     from orchestrator.notify.channels import from_config
+    from orchestrator.runs.pipeline import NOTICES
 
     cfg_file = home / "config.yaml"
     base = json.loads(cfg_file.read_text())
     cfg_file.write_text(json.dumps({**base, "notify_on": ["succeeded", "gave_up"]}))
-    assert from_config(config.load(cfg_file)).events == ("succeeded", "gave_up")
+    assert from_config(config.load(cfg_file), NOTICES).events == ("succeeded", "gave_up")
     cfg_file.write_text(json.dumps({**base, "notify_on": ["won"]}))
-    one_line_error(cli("status"), "notify_on must list events among spiral,")
+    one_line_error(cli("status"), "notify_on must list events among provider, spiral,")
     cfg_file.write_text(json.dumps({**base, "notify_on": ["failed"], "notify": {"events": ["failed"]}}))
     one_line_error(cli("watch", "--once"), "notify_on and notify.events say the same thing")

@@ -9,7 +9,9 @@ from orchestrator.record.run_files import snapshots_upto
 
 
 def _snap(n: int) -> bytes:
-    return (json.dumps({"ts": f"2026-05-20T09:00:{n:02d}Z", "porcelain": f"?? f{n}.py\n", "hashes": {}}) + "\n").encode()
+    return (
+        json.dumps({"ts": f"2026-05-20T09:00:{n:02d}Z", "porcelain": f"?? f{n}.py\n", "hashes": {}}) + "\n"
+    ).encode()
 
 
 def _take_all(path: Path, until: int, limit: int) -> tuple[list[str], int, int, int]:

@@ -18,6 +18,8 @@ class UndeliveredNotice:
     """Guidance that never reached the agent (`guidance-<id>`): withdrawn, and said so."""
 
     event = "guidance"
+    default_on = True
+    ending = False
 
     def keys(self, record: RunRecord) -> list[str]:
         return [f"guidance-{g.id}" for g in record.guidance if g.undelivered is not None]
@@ -35,6 +37,8 @@ class AnswerNotice:
     Off unless `notify.events` names `answer`: the ladder already acts on an ignored rung of its own."""
 
     event = "answer"
+    default_on = False  # the ladder already acts on an ignored rung of its own
+    ending = False
 
     def keys(self, record: RunRecord) -> list[str]:
         return [f"answer-{g.id}" for g in record.guidance if g.by == "person" and g.answer in TOLD]

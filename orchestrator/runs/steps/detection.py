@@ -24,6 +24,8 @@ class SpiralPage:
     it tripped again after guidance was received and the windows restarted."""
 
     event = "spiral"
+    default_on = True
+    ending = False
 
     def keys(self, record: RunRecord) -> list[str]:
         first = ["spiral"] if record.spiral.tripped_in_soft_band else []

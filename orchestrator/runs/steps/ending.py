@@ -4,7 +4,6 @@ record keeps the whole log's spend and call count, and its kept detector is let 
 from __future__ import annotations
 
 from orchestrator.notify import pages
-from orchestrator.notify.channels import ENDING_EVENTS
 from orchestrator.notify.kinds import NoticeKind
 from orchestrator.record import case_file
 from orchestrator.record.clock import RunClock
@@ -15,12 +14,20 @@ from orchestrator.runs.steps.context import KEPT, Pass
 from orchestrator.runs.steps.spend import spend_of
 from spiral.timestamps import parse_ts
 
+# the ways a run ends, each a notice; on by default, every one that needs a person (none that went
+# wrong is left silent): not a success, a kill someone asked for, or a lost supervisor
+ENDING_EVENTS = ("stalled", "failed", "succeeded", "killed", "lost", "over_budget", "no_change", "gave_up")
+QUIET_ENDINGS = frozenset({"succeeded", "killed", "lost"})
+
 
 class EndingNotice:
     """The run ended as `event` (succeeded, failed, stalled ...): one notice, keyed by the ending."""
 
+    ending = True
+
     def __init__(self, event: str) -> None:
         self.event = event
+        self.default_on = event not in QUIET_ENDINGS
 
     def keys(self, record: RunRecord) -> list[str]:
         return [self.event] if record.state == self.event else []

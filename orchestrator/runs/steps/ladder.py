@@ -16,6 +16,8 @@ class EscalationNotice:
     """A rung the ladder climbed (`escalation-<rung>`): what it sent, or that it stopped the run."""
 
     event = "escalation"
+    default_on = True
+    ending = False
 
     def keys(self, record: RunRecord) -> list[str]:
         return [f"escalation-{e.rung}" for e in record.ladder.climbed]

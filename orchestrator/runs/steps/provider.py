@@ -17,6 +17,8 @@ class ProviderNotice:
     """The agent's model API failing again and again in one episode (`provider-<episode>`)."""
 
     event = "provider"
+    default_on = True
+    ending = False
 
     def keys(self, record: RunRecord) -> list[str]:
         p = record.provider

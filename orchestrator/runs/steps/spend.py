@@ -21,6 +21,8 @@ class BudgetNotice:
     (`budget-held-<date>`)."""
 
     event = "budget"
+    default_on = True
+    ending = False
 
     def keys(self, record: RunRecord) -> list[str]:
         out = ["budget-70"] if record.ceilings.warned_at is not None else []
