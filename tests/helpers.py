@@ -130,22 +130,23 @@ def state(home: Path, run_id: str) -> dict[str, Any]:
     return json.loads((home / "runs" / run_id / "state.json").read_text())
 
 
-def watcher_beat() -> tuple[int, int]:
-    """(pid, full passes made) of the state folder's watcher, from its `watcher.beat`; (0, 0) before one."""
+def watcher_beat(home: Path | None = None) -> tuple[int, int]:
+    """(pid, full passes made) of the state folder's watcher (`home`: another state folder than the
+    test's), from its `watcher.beat`; (0, 0) before one."""
     try:
-        beat = json.loads((orchestrator_home() / BEAT).read_text())
+        beat = json.loads(((home or orchestrator_home()) / BEAT).read_text())
         return int(beat["pid"]), int(beat["passes"])
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return 0, 0
 
 
-def wait_passes(n: int = 3, timeout: float = 120) -> None:
+def wait_passes(n: int = 3, timeout: float = 120, home: Path | None = None) -> None:
     """Let the running watcher look `n` more times: an event to wait on, not a guess at its tick. A
     watcher started since counts from its own first pass."""
-    pid, start = watcher_beat()
+    pid, start = watcher_beat(home)
 
     def looked() -> bool:
-        now_pid, passes = watcher_beat()
+        now_pid, passes = watcher_beat(home)
         return passes >= (start + n if now_pid == pid else n)
 
     wait(looked, timeout=timeout, what=f"{n} more watcher passes")

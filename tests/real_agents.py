@@ -29,7 +29,7 @@ import psutil
 import pytest
 import yaml
 
-from tests.helpers import ROOT, Receiver, spiral_pages
+from tests.helpers import ROOT, Receiver, spiral_pages, wait_passes
 from tests.scripted_model import Reply, Run, ScriptedModel, Step, Usage, WriteFile
 
 BIN = ROOT / "agents" / "node_modules" / ".bin"
@@ -250,6 +250,10 @@ class Sandbox:
 
     def spiral_pages(self, run_id: str) -> int:
         return spiral_pages(self.receiver, run_id)
+
+    def settle(self, passes: int = 3) -> None:
+        """Let the sandbox's watcher look a few more times (after an ending, before "nothing more was sent")."""
+        wait_passes(passes, home=self.orch_home)
 
     def wait_ended(self, run_id: str, timeout: float = RUN_TIMEOUT_S) -> dict[str, Any]:
         """The run's record once it has ended (bounded); a stuck run is killed and reported."""

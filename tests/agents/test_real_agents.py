@@ -24,7 +24,6 @@ import pytest
 
 from tests.real_agents import (
     HELLO,
-    WATCHER_TICK_S,
     Sandbox,
     claude_result_tokens,
     codex_turn_tokens,
@@ -44,7 +43,6 @@ pytestmark = pytest.mark.real_agents
 AGENTS = ["claude", "codex"]
 # a debug script that fails, slowly enough that 40 runs of it last well into the soft band
 SLOW_FAILING = "import sys, time\ntime.sleep(0.2)\nprint('debug: still failing')\nsys.exit(1)\n"
-SETTLE_S = 3 * WATCHER_TICK_S  # a few watcher ticks after an ending, before asserting "no page"
 
 
 @pytest.fixture
@@ -65,7 +63,7 @@ def loop_outputs(box: Sandbox) -> int:
 
 
 def assert_no_page(box: Sandbox, run_id: str) -> None:
-    time.sleep(SETTLE_S)
+    box.settle()
     assert box.spiral_pages(run_id) == 0, box.receiver.titles()
     assert not box.state(run_id).get("spiral", {}).get("tripped_in_soft_band"), box.state(run_id)["spiral"]
 
@@ -126,7 +124,7 @@ def test_spiral_pages_once_and_the_run_goes_on(agent: str, box: Sandbox, repo: P
         time.sleep(0.1)
     s = box.wait_ended(run_id, timeout=5)
     wait_for(lambda: box.spiral_pages(run_id) >= 1, timeout=10, what="the spiral page")
-    time.sleep(SETTLE_S)
+    box.settle()
 
     # never killed: the agent ran to its own end, where its final answer gave up (runs/endings.py)
     assert s["state"] == "gave_up" and s["agent_claim"]["reason"] == "agent exited 0", box.describe(run_id)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.real_agents import WATCHER_TICK_S, Sandbox, require_cli, sandbox, wait_for
+from tests.real_agents import Sandbox, require_cli, sandbox, wait_for
 from tests.scripted_model import Reply, Run, Step, WriteFile, debug_loop_script
 
 pytestmark = pytest.mark.real_agents
@@ -32,7 +32,6 @@ VIA = {"claude": "claude hook", "codex": "codex hook"}
 SLOW_FAILING = "import sys, time\ntime.sleep(0.2)\nprint('debug: still failing')\nsys.exit(1)\n"
 ANSWER_MIN = 0.05  # config.yaml guidance_answer_minutes: 3 s for the signals at receipt to stop
 RUNG_MIN = 0.05  # each rung of the ladder: 3 s of evidence after the previous one reached the agent
-SETTLE_S = 3 * WATCHER_TICK_S
 WAIT_S = 60.0  # any one wait below (all <= 90 s)
 
 
@@ -161,7 +160,7 @@ def test_nudge_reaches_the_next_request_and_the_agent_recovers(agent: str, box: 
     outputs = [t.output for t in box.model.tool_outputs()]
     assert any("second check passed" in o for o in outputs), outputs[-3:]
     assert answered_while == "running", f"the answer came when the run was {answered_while}"  # not at its end
-    time.sleep(SETTLE_S)
+    box.settle()
     g = guidance(box, run_id)
     assert g["answer"] == "recovered", g
     assert g["signals_at_receipt"], g  # it was sent while the spiral's signals fired
@@ -242,7 +241,7 @@ def test_ignored_nudge_without_a_ladder_never_acts(agent: str, box: Sandbox, rep
     assert s["state"] == "gave_up" and s["agent_claim"]["reason"] == "agent exited 0", box.describe(run_id)
     assert sum("debug: still failing" in t.output for t in box.model.tool_outputs()) == loops
     wait_for(lambda: guidance(box, run_id)["answer"] is not None, 10, "the guidance's answer")
-    time.sleep(SETTLE_S)
+    box.settle()
     s = box.state(run_id)
     assert not s["ladder"]["climbed"] and not s["ladder"]["rungs"], s["ladder"]
     assert escalation_titles(box, run_id) == [], box.receiver.titles()

@@ -138,6 +138,7 @@ def test_a_spiral_on_ray_pages_once_and_a_healthy_run_succeeds(
     # before its stuck time, so a pass or an exit that a loaded machine or Ray delays by seconds still
     # lands where it should; generous deadlines: a loaded machine starts a worker slowly)
     run_id = _demo(tmp_path, repo, "spiral-001-fixture-shim", "spiral")
+    healthy = _demo(tmp_path, repo, "healthy-001-steady-feature", "healthy")  # side by side: one wait, not two
     wait(lambda: spiral_pages(receiver, run_id) == 1, timeout=300, what="the spiral page")
     wait(lambda: _ended(home, run_id), timeout=300, what="the spiral run's end")
     s = state(home, run_id)
@@ -146,7 +147,6 @@ def test_a_spiral_on_ray_pages_once_and_a_healthy_run_succeeds(
     assert (rd / "events.jsonl").stat().st_size > 0 and (rd / "workspace.jsonl").stat().st_size > 0
     assert all(json.loads(line) for line in (rd / "events.jsonl").read_text().splitlines())
     assert spiral_pages(receiver, run_id) == 1
-    healthy = _demo(tmp_path, repo, "healthy-001-steady-feature", "healthy")
     wait(lambda: _ended(home, healthy), timeout=120, what="the healthy run's end")
     assert state(home, healthy)["state"] == "succeeded", state(home, healthy)["reason"]
     assert _row(healthy)["executes_on"] == "ray:127.0.0.1"
@@ -223,8 +223,9 @@ def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_a
     wait(lambda: _ended(home, first), timeout=60, what="the orphaned run's end")
     s = state(home, first)
     assert s["state"] == "lost" and "vanished" in s["reason"], s
-    # 20x, not faster: a loaded machine's pause of a few seconds must not read as a silent hour
-    second = _demo(tmp_path, repo, "healthy-001-steady-feature", "after", speed=20.0)
+    # 40x, not faster: it ends 43 s before its stuck time, and a loaded machine's pause of a few
+    # seconds is a few run minutes, far from the 30-minute heartbeat
+    second = _demo(tmp_path, repo, "healthy-001-steady-feature", "after", speed=40.0)
     wait(lambda: _ended(home, second), timeout=300, what="the next run's end")
     assert state(home, second)["state"] == "succeeded", state(home, second)["reason"]
     assert state(home, second)["supervisor"]["pid"] != sup["pid"]
