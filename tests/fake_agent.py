@@ -14,6 +14,8 @@ One step a line:
                                            after each `say` (a turn boundary); once a message is claimed, go
                                            on from the line `label LABEL` (`-`: read it and carry on anyway)
   label NAME                               a place to go on from
+  await-guidance SECONDS                   between turns: wait (at most SECONDS) until a message is queued in
+                                           the inbox, without claiming it (a test's nudge, however slow)
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+
+def _queued(gdir: str) -> bool:
+    try:
+        return any(n.endswith(".json") and not n.startswith(".") for n in os.listdir(Path(gdir) / "inbox"))
+    except OSError:
+        return False
 
 
 def _claim(gdir: str) -> bool:
@@ -70,6 +79,11 @@ def main() -> int:
             Path(path).write_text((text or "x") + "\n")
         elif verb == "sleep":
             time.sleep(float(rest))
+        elif verb == "await-guidance":
+            gdir = os.environ.get("ORCHESTRATOR_GUIDANCE_DIR")
+            deadline = time.monotonic() + float(rest)
+            while gdir and not _queued(gdir) and time.monotonic() < deadline:
+                time.sleep(0.05)
         elif verb == "spawn":
             child = subprocess.Popen(
                 [

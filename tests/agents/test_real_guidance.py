@@ -31,6 +31,7 @@ VIA = {"claude": "claude hook", "codex": "codex hook"}
 # the failing debug script, slow enough that the loop lasts well past the page and the nudge
 SLOW_FAILING = "import sys, time\ntime.sleep(0.2)\nprint('debug: still failing')\nsys.exit(1)\n"
 ANSWER_MIN = 0.05  # config.yaml guidance_answer_minutes: 3 s for the signals at receipt to stop
+FIRST_RUNG_MIN = 0.25  # 15 s after the page: time for a person's nudge to land first
 RUNG_MIN = 0.05  # each rung of the ladder: 3 s of evidence after the previous one reached the agent
 WAIT_S = 60.0  # any one wait below (all <= 90 s)
 
@@ -184,7 +185,8 @@ def test_ignored_nudge_climbs_the_ladder_to_a_stop(agent: str, box: Sandbox, rep
     text = marker("Please stop rerunning the debug script. PERSON")
     rung1 = marker("Ladder rung one: step back and try a different approach. RUNG")
     ladder = [
-        {"do": "nudge", "after_minutes": RUNG_MIN, "text": rung1},
+        # rung 1 waits longer: the person's `nudge`, slow on a loaded machine, is queued before it
+        {"do": "nudge", "after_minutes": FIRST_RUNG_MIN, "text": rung1},
         {"do": "redirect", "after_minutes": RUNG_MIN},  # the stock wording
         {"do": "stop", "after_minutes": RUNG_MIN},
     ]

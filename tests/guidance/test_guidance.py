@@ -498,7 +498,7 @@ def test_a_run_that_ends_right_after_the_receipt_is_answered_on_what_it_did_afte
     tmp_path: Path, repo: Path, home: Path
 ) -> None:
     steps = ["write tmp_loop.py", "on-guidance recover"] + [f"say {LOOP}", "sleep 0.03"] * 60
-    steps += ["sleep 5", "label recover"]  # between turns: the guidance is queued meanwhile
+    steps += ["await-guidance 120", "label recover"]  # between turns: the guidance is queued meanwhile
     # three edits and the end; the first edit's boundary is where the agent claims the message
     steps += [f"say {json.dumps({'tool': 'Edit', 'path': f'src/e{i}.py'})}\nwrite src/e{i}.py v{i}" for i in range(3)]
     run_id = launch(ticket(tmp_path, repo, "\n".join(steps)))

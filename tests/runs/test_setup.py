@@ -40,13 +40,16 @@ def test_a_failing_setup_ends_the_run_failed_and_no_agent_starts(tmp_path: Path,
 
 
 def test_status_says_setting_up_while_it_runs(tmp_path: Path, repo: Path, home: Path) -> None:
-    run_id = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}', setup="sleep 4"))
+    go = tmp_path / "setup-may-end"  # the setup runs until the test has seen it (a loaded machine's status is slow)
+    setup = ["sh", "-c", f"while [ ! -e {go} ]; do sleep 0.1; done"]
+    run_id = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}', setup=setup))
 
     def row() -> dict[str, object]:
         return next(r for r in json.loads(cli("status", "--json").stdout)["runs"] if r["id"] == run_id)
 
     wait(lambda: row()["setting_up"] is True, 10, "status to say setting up")
     assert "setting up" in cli("status").stdout
+    go.touch()
     assert _ended(home, run_id)["state"] == "succeeded"
     assert row()["setting_up"] is False
 
