@@ -45,7 +45,8 @@ def main() -> int:
     from orchestrator.record import state_file
     from orchestrator.record.layout import RunDir
     from orchestrator.runs import evaluator, monitor
-    from orchestrator.runs.steps.context import catch_up, settings_of
+    from orchestrator.runs.steps.context import settings_of
+    from orchestrator.runs.steps.feed import catch_up
 
     OUT.mkdir(parents=True, exist_ok=True)
     base = Path(tempfile.mkdtemp(prefix="parts-", dir=OUT))
