@@ -33,17 +33,13 @@ def whole_lines(path: Path, offset: int) -> Iterator[tuple[bytes, int]]:
 
 
 def lines_upto(path: Path, offset: int, until: int, limit: int) -> list[tuple[bytes, int]]:
-    """At most `limit` of `whole_lines` after `offset`, each ending at or before byte `until`, read
-    in one call (a caller working a batch at a time does not resume a generator for each line)."""
+    """At most `limit` of `whole_lines` after `offset`, each ending at or before byte `until`, taken in
+    one call (a caller working a batch at a time does not resume a generator for each line)."""
     out: list[tuple[bytes, int]] = []
-    with open_at(path, offset) as fh:
-        for line in fh:
-            if line[-1:] != b"\n":
-                break  # torn: its end is not written yet
-            offset += len(line)
-            if offset > until:
-                break
-            out.append((line, offset))
-            if len(out) >= limit:
-                break
+    for line, end in whole_lines(path, offset):
+        if end > until:
+            break
+        out.append((line, end))
+        if len(out) >= limit:
+            break
     return out

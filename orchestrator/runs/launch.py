@@ -173,9 +173,8 @@ def launch_many(
     if cfg.executor is not None and cfg.executor.kind == "ray" and not _importable("ray"):
         raise UserError(f"{cfg.path}: executor kind ray needs Ray here: pip install -e '.[ray]' (or 'ray[default]')")
     checked = [_checked(ref, cfg) for ref in refs]
-    check_targets(
-        from_config(cfg, NOTICES), cfg
-    )  # targets that could never be sent to are refused before anything runs
+    # targets that could never be sent to are refused before anything runs
+    check_targets(from_config(cfg, NOTICES), cfg)
     queued: list[RunDir] = []
     try:
         for ticket, version in checked:
