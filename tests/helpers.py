@@ -152,13 +152,19 @@ def wait_passes(n: int = 3, timeout: float = 120, home: Path | None = None) -> N
     wait(looked, timeout=timeout, what=f"{n} more watcher passes")
 
 
-def wait(pred: Callable[[], bool], timeout: float = 30, what: str = "condition") -> None:
+def wait(
+    pred: Callable[[], bool],
+    timeout: float = 30,
+    what: str = "condition",
+    explain: Callable[[], str] | None = None,
+) -> None:
+    """Poll `pred` until it holds; on the deadline fail, with `explain()` saying what was seen instead."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if pred():
             return
         time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
+    raise AssertionError(f"timed out waiting for {what}" + (f": {explain()}" if explain else ""))
 
 
 def one_line_error(p: subprocess.CompletedProcess[str], *needles: str) -> str:

@@ -97,7 +97,14 @@ def guidance(box: Sandbox, run_id: str, gid: str = "g1") -> dict[str, Any]:
 
 
 def wait_received(box: Sandbox, run_id: str, gid: str = "g1") -> dict[str, Any]:
-    wait_for(lambda: guidance(box, run_id, gid)["received_at"] is not None, WAIT_S, f"{gid}'s receipt")
+    """The receipt, with its `via`: a pass that looked between the hook's claim and its receipt file
+    records the claim first and fills in `via` on a later pass (track.LATE_RECEIPT_S)."""
+
+    def whole() -> bool:
+        g = guidance(box, run_id, gid)
+        return g["received_at"] is not None and g["received_via"] is not None
+
+    wait_for(whole, WAIT_S, f"{gid}'s receipt and its via")
     return guidance(box, run_id, gid)
 
 

@@ -149,6 +149,14 @@ def quick_run(tmp_path: Path, repo: Path, home: Path, name: str = "quick") -> st
     return run_id
 
 
+def seen(home: Path, run_id: str, watcher: Any) -> str:
+    """What a wait that timed out saw: the run's state, spiral, notices, and whether the watcher lives."""
+    s = state(home, run_id)
+    alive = "alive" if watcher.poll() is None else f"exited {watcher.returncode}: {stop(watcher)[-2000:]}"
+    keep = {k: s.get(k) for k in ("state", "reason", "spiral", "notices", "tool_calls")}
+    return f"watcher {alive}; {json.dumps(keep, default=str)[:3000]}"
+
+
 def stop(p: Any) -> str:
     p.terminate()
     _, err = p.communicate(timeout=20)
@@ -167,7 +175,12 @@ def test_one_span_per_run_with_its_facts_and_events_exported_once(
         steps += [f"say {json.dumps({'tool': 'Edit', 'path': f'src/m{i}.py'})}\nsleep 0.05" for i in range(10)]
         watcher = start_watcher()
         spiral = launch(ticket(tmp_path, repo, "\n".join(steps), name="spiral", overrides=TINY))
-        wait(lambda: state(home, spiral)["notices"].get("spiral", {}).get("delivered"), timeout=40, what="the page")
+        wait(
+            lambda: state(home, spiral)["notices"].get("spiral", {}).get("delivered"),
+            timeout=90,
+            what="the page",
+            explain=lambda: seen(home, spiral, watcher),
+        )
         assert cli("nudge", spiral, "Stop running tmp_loop.py; write the module.").returncode == 0
         # a silent run that the liveness path stops (heartbeat 1 s)
         silent = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 60', name="quiet"))
