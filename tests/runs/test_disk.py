@@ -25,6 +25,7 @@ from tests.helpers import (
     state,
     ticket,
     wait,
+    wait_passes,
     write_config,
 )
 
@@ -171,7 +172,7 @@ def test_a_supervisor_on_a_full_disk_stops_the_agent_and_records_why(
         assert s["reason"] == "disk full: cannot write events.jsonl (No space left on device)", s
         agent = s["agent_pid"]
         assert not proc.ProcRef(agent["pid"], agent["create_time"]).alive()
-        time.sleep(1.5)  # several watcher passes over the ended run
+        wait_passes(5, home=small_home)  # several watcher passes over the ended run
         s = state(small_home, run_id)
         assert s["state"] == "failed" and not s.get("notices"), s
         assert receiver.titles() == []  # nothing paged for a run the disk ended

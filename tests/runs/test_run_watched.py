@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from orchestrator.infra import proc
 from tests.helpers import wait
@@ -36,16 +37,19 @@ def test_a_stop_ends_it_and_its_whole_session() -> None:
     )
 
 
-def test_a_process_that_leaves_stderr_open_behind_it_is_not_waited_for() -> None:
+def test_a_process_that_leaves_stderr_open_behind_it_is_not_waited_for(tmp_path: Path) -> None:
     # it exits; a child in a session of its own keeps stderr open and writes to it later
     t0 = time.monotonic()
+    done = tmp_path / "late-writer-done"
     rc, err, why = proc.run_watched(
-        ["sh", "-c", "setsid sh -c 'sleep 4; echo late >&2' & echo progress >&2; exit 0"], env={}, stall_s=60
+        ["sh", "-c", f"setsid sh -c 'sleep 4; (echo late >&2); touch {done}' & echo progress >&2; exit 0"],
+        env={},
+        stall_s=60,
     )
     assert (rc, why) == (0, None) and err == b"progress\n" and time.monotonic() - t0 < 4
     r, w = os.pipe()  # the descriptor it read from is closed: a pipe opened now never has its data taken
     try:
-        time.sleep(4.5)
+        wait(done.exists, timeout=30, what="the late writer to have written")
         os.write(w, b"mine")
         assert os.read(r, 4) == b"mine"
     finally:
