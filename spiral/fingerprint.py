@@ -176,7 +176,12 @@ class Fingerprinter:
                         continue
                     if self.error_line.search(line):
                         return self._mask(line) or None
-        return (self.masked(text) or None) if whole else None
+        if not whole:
+            return None
+        key = self.masked(text)
+        # ends that are only rules and masks (pytest's wide `=====` lines, its summary cut away) say
+        # nothing about which failure it was: no key, or every such run would be "the same error"
+        return key if _says_something(key) else None
 
 
 _UNKNOWN = "\0unknown"  # not in the memo (compared by identity: no key is this very object)
@@ -192,6 +197,14 @@ def _memos(masks: re.Pattern[str] | None, error_line: re.Pattern[str] | None) ->
             _SHARED.clear()
         got = _SHARED[(masks, error_line)] = ({}, {}, {})
     return got
+
+
+def _says_something(key: str) -> bool:
+    """Whether a masked output holds a letter or a digit outside the masks (which are all `#`)."""
+    for ch in key:
+        if ch.isalnum():
+            return True
+    return False
 
 
 def _holds(text: str, needs: tuple[str, ...]) -> bool:

@@ -204,7 +204,8 @@ def _plain_error(fp: Fingerprinter, text: str) -> str | None:
     for line in reversed(text.splitlines()):
         if ERROR_LINE.search(line):
             return fp._mask(line) or None
-    return fp.masked(text) or None
+    key = fp.masked(text)
+    return key if any(ch.isalnum() for ch in key) else None  # only rules and masks: no key
 
 
 def test_the_same_error_key_skips_lines_exactly() -> None:
