@@ -243,6 +243,8 @@ class CallWindows:
         out = call.output_ends or ""
         if m.intent.startswith(EDIT_INTENT) or m.intent == SEARCH_INTENT:
             if m.intent == SEARCH_INTENT:
+                if out == " ".join((call.command or "").split()):
+                    out = ""  # a terminal that echoed the command back and printed nothing else (OpenHands)
                 found = bool(out.strip()) and not call.is_error
                 key = None if found else (outcome_key(self._fp.error(call), True, out, None) if out.strip() else EMPTY)
             else:

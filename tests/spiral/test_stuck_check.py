@@ -112,6 +112,11 @@ def test_refused_edits_and_empty_searches_are_attempts() -> None:
     assert "stuck_check" in signals_after(empty)
     empty.insert(3, sh("grep -rn add_line sphinx", 0.5, "sphinx/ext/a.py:329: def add_line(self):\n"))
     assert "stuck_check" not in signals_after(empty)
+    # a terminal that echoes the command back and prints nothing else (OpenHands) found nothing too
+    find = 'find tests/ -name "*.py" -exec grep -l "Blueprint.*dot" {} \\;'
+    echoed = [sh(find, k * 0.2, find) for k in range(6)]
+    assert "stuck_check" in signals_after(echoed)
+    assert "stuck_check" not in signals_after([sh(find, k * 0.2, find + "\ntests/a.py") for k in range(6)])
 
 
 def test_shell_edits_change_the_tree_and_made_scripts_are_debris() -> None:
