@@ -19,7 +19,10 @@ finds nothing (`search`, keyed `nothing found`; a search that finds something en
 The signal fires when one intent has, within the last `window` calls, come back `repeats` times
 with an outcome key it had already given there, and all its attempts there gave at most
 `max_outcomes` different keys: the same failure every time, or the same two or three in turn (two
-pre-commit hooks failing alternately). Edits between the attempts do not matter: an edit whose
+pre-commit hooks failing alternately). When the window holds more keys than that, the outcomes the
+check got past early on do not hide where it is now: the latest stretch of attempts with at most
+`max_outcomes` keys counts instead, if a key there came back after another one (a cycle, not a
+count that gives way to the next and never returns). Edits between the attempts do not matter: an edit whose
 check fails the way it failed before changed nothing that counts. A new failure is information and
 is not counted, but it is remembered: when it comes back, that is a repeat.
 """
@@ -64,6 +67,21 @@ def outcome_key(error_key: str | None, failed: bool, output: str, probe_output: 
     return None
 
 
+def _turns(stretch: list[tuple[int, str, str, float]]) -> bool:
+    """Whether the stretch's failures come back in turn rather than give way one to the next: one key
+    throughout, or a key that returns after another came. `5 failed` twice, then `4 failed` twice,
+    then `3 failed` is a check getting somewhere, even though each count came twice."""
+    left: set[str] = set()
+    last = stretch[0][1]
+    for _, key, _, _ in stretch[1:]:
+        if key != last:
+            if key in left:
+                return True
+            left.add(last)
+            last = key
+    return not left
+
+
 @mypyc_attr(allow_interpreted_subclasses=True)  # (so pickle can make and fill one: spiral/pickling.py)
 class Attempts:
     """The recent attempts of each intent, and whether one of them is stuck."""
@@ -103,6 +121,20 @@ class Attempts:
         while tries and (tries[0][0] < low or len(tries) > self.window):
             tries.popleft()
 
+    def _stretch(self, recent: list[tuple[int, str, str, float]]) -> list[tuple[int, str, str, float]]:
+        """The latest attempts that gave at most `max_outcomes` keys: the stretch the check is stuck in.
+        An outcome from before it (a different failure the agent got past) does not speak against it."""
+        keys: set[str] = set()
+        first = len(recent)
+        while first > 0:
+            key = recent[first - 1][1]
+            if key not in keys:
+                if len(keys) == self.max_outcomes:
+                    break
+                keys.add(key)
+            first -= 1
+        return recent[first:]
+
     def check(self, weight: float) -> Finding | None:
         low = self.calls - self.window
         best: tuple[int, str, list[tuple[int, str, str, float]]] | None = None
@@ -110,14 +142,16 @@ class Attempts:
             recent = [t for t in tries if t[0] >= low]
             if len(recent) <= self.repeats:
                 continue
-            seen: set[str] = set()
-            again = 0
-            for _, key, _, _ in recent:
-                if key in seen:
-                    again += 1
-                else:
-                    seen.add(key)
-            if again >= self.repeats and len(seen) <= self.max_outcomes and (best is None or again > best[0]):
+            outcomes = len({t[1] for t in recent})
+            if outcomes > self.max_outcomes:
+                # older outcomes the check got past: what counts is the stretch it is in now, when
+                # its failures come back in turn there (not when they give way one to the next)
+                recent = self._stretch(recent)
+                outcomes = len({t[1] for t in recent})
+                if not _turns(recent):
+                    continue
+            again = len(recent) - outcomes
+            if again >= self.repeats and (best is None or again > best[0]):
                 best = (again, name, recent)
         if best is None:
             return None

@@ -76,6 +76,24 @@ def test_two_failures_in_turn_are_one_failure_and_new_failures_are_progress() ->
     assert "stuck_check" not in signals_after(fresh)
 
 
+def test_outcomes_the_check_got_past_do_not_hide_the_stretch_it_is_stuck_in() -> None:
+    """ergt10 django-12113's shape: a probe gets three new answers first, then cycles through two
+    it already had. Over the whole window that is five outcomes, more than `max_outcomes`; the
+    stretch it is in now has two, coming back in turn."""
+    probe = "python3 -c 'import sqlite3; ...'"
+    first = [sh(probe, k, f"Error: {what}\n") for k, what in enumerate(("no attribute timeout", "bad arg", "short"))]
+    locked, missing = "database is locked", "no such table: test"
+    cycle = [locked, missing, missing, locked, missing]
+    calls = first + [sh(probe, 3 + k, f"Error: {what}\n") for k, what in enumerate(cycle)]
+    assert "stuck_check" not in signals_after(calls)  # 3 repeats in the stretch (short, then the cycle)
+    calls.append(sh(probe, 9, f"Error: {locked}\n"))
+    assert "stuck_check" in signals_after(calls)
+    # as many repeats, but each outcome giving way to the next for good: the probe is getting somewhere
+    steps = ["four left", "four left", "four left", "three left", "three left", "two left", "two left"]
+    ahead = first + [sh(probe, 3 + k, f"Error: {what}\n") for k, what in enumerate(steps)]
+    assert "stuck_check" not in signals_after(ahead)
+
+
 def test_numbers_that_count_tries_are_no_progress_but_test_counts_are() -> None:
     probe = [tool(model.WRITE, "probe_mc.py", 1, "File created successfully at: probe_mc.py")]
     for n in range(1, 7):
