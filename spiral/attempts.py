@@ -172,4 +172,5 @@ class Attempts:
             f"({what}) {again} times",
             name,
             (recent[0][3], recent[0][0] - 1),
+            len(recent),
         )

@@ -60,6 +60,7 @@ class Rules:
     sustained_threshold: float = 0.0
     sustained_min_minutes: float = 0.0
     sustained_min_calls: int = 0
+    sustained_min_attempts: int = 0  # ...or this many tries of one stuck check (0: calls only)
     sustained_min_pace: float = 0.0  # tool calls a minute the loop must keep up while it holds
     wake: bool = False  # replay evaluates as the waking watcher does: also just after each arrival (spiral/walk.py)
     batches: bool = False  # calls of one tool issued together that fail alike are one attempt
@@ -119,17 +120,27 @@ SCHEMA: dict[str, dict[str, str]] = {
         "threshold": "number",
         "min_minutes": "number",
         "min_calls": "integer",
+        "min_attempts": "integer",
         "min_calls_per_min": "number",
     },
     "wake": {"enabled": "bool"},
     "batches": {"enabled": "bool", "within_seconds": "number"},
 }
+# keys a block written before them may leave out, with the value that keeps what the file meant then
+OPTIONAL_KEYS: dict[str, dict[str, Any]] = {"sustained": {"min_attempts": 0}}
 # blocks a buckets.yaml written before them may leave out: each is then off, as it was
 OPTIONAL_BLOCKS = frozenset({"stuck_check", "shell_edits", "sustained", "wake", "batches"})
 _OFF: dict[str, dict[str, Any]] = {
     "stuck_check": {"enabled": False, "weight": 0.0, "window": 1, "repeats": 0, "max_outcomes": 0},
     "shell_edits": {"enabled": False, "made_debris": False},
-    "sustained": {"enabled": False, "threshold": 0.0, "min_minutes": 0.0, "min_calls": 0, "min_calls_per_min": 0.0},
+    "sustained": {
+        "enabled": False,
+        "threshold": 0.0,
+        "min_minutes": 0.0,
+        "min_calls": 0,
+        "min_attempts": 0,
+        "min_calls_per_min": 0.0,
+    },
     "wake": {"enabled": False},
     "batches": {"enabled": False, "within_seconds": 0.0},
 }
@@ -179,6 +190,7 @@ def build(vals: dict[str, dict[str, Any]]) -> Rules:
         sustained_threshold=vals["sustained"]["threshold"],
         sustained_min_minutes=vals["sustained"]["min_minutes"],
         sustained_min_calls=vals["sustained"]["min_calls"],
+        sustained_min_attempts=vals["sustained"]["min_attempts"],
         sustained_min_pace=vals["sustained"]["min_calls_per_min"],
         wake=vals["wake"]["enabled"],
         batches=vals["batches"]["enabled"],

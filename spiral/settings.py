@@ -247,7 +247,9 @@ def _rules(raw: Any) -> Rules:
         if name not in block:
             continue  # an optional block left out: that rule is off (rules.build)
         path = ("rules", name)
-        vals[name] = {k: _value(_check_keys(block[name], keys, path), k, kind, path) for k, kind in keys.items()}
+        later = rules_mod.OPTIONAL_KEYS.get(name, {})  # keys added after the block: absent, the old meaning
+        given = _check_keys(block[name], keys, path, frozenset(later))
+        vals[name] = {k: _value(given, k, kind, path) if k in given else later[k] for k, kind in keys.items()}
     try:
         return rules_mod.build(vals)
     except re.error as exc:  # each mask compiles, but not joined: a flag not at the start, a backreference...

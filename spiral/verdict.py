@@ -20,6 +20,7 @@ class Finding:
     evidence: str
     target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
     since: tuple[float, int] | None = None  # (time, calls before it) of the first call its evidence counts
+    attempts: int = 0  # the tries of one check its evidence counts (stuck_check), 0 when it counts none
 
     def __init__(
         self,
@@ -28,9 +29,10 @@ class Finding:
         evidence: str,
         target: str | None = None,
         since: tuple[float, int] | None = None,
+        attempts: int = 0,
     ) -> None:
         self.signal, self.weight, self.evidence, self.target = signal, weight, evidence, target
-        self.since = since
+        self.since, self.attempts = since, attempts
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return by_fields(self)

@@ -152,7 +152,7 @@ class Watch:
 
 def _reweighted(v: Verdict, weights: dict[str, float]) -> Verdict:
     findings = tuple(
-        Finding(f.signal, weights[f.signal], f.evidence, f.target, f.since) if f.signal in weights else f
+        Finding(f.signal, weights[f.signal], f.evidence, f.target, f.since, f.attempts) if f.signal in weights else f
         for f in v.findings
     )
     total = sum(f.weight for f in findings)

@@ -201,6 +201,29 @@ def test_a_fast_loop_pages_before_the_soft_band_and_a_slow_one_waits_for_it() ->
     assert _first_page(_fast_loop(pace_s=12), Settings.from_mapping(off)) is None
 
 
+def _sustained(**block: Any) -> Settings:
+    raw = {**BUCKETS.raw, "rules": {**BUCKETS.raw["rules"], "sustained": block}}
+    return Settings.from_mapping(raw)
+
+
+def test_a_dense_loop_pages_at_its_sixth_try_before_eight_calls_have_passed() -> None:
+    """ergt10 pytest-5221's shape: the same str_replace refused back to back, the session over
+    before eight calls have passed since the first refusal."""
+    refused = "ERROR: Invalid `new_str` parameter: ... No replacement was performed."
+    calls = [tool(model.READ, "src/_pytest/python.py", 2.0, "   1\timport os\n")]
+    calls += [tool(model.EDIT, "src/_pytest/python.py", 2.5 + 0.12 * k, refused, error=True) for k in range(6)]
+    calls.append(tool(model.READ, "src/_pytest/python.py", 3.3, "   1\timport os\n"))
+    page = _first_page(calls)
+    assert page is not None and page < 4  # at the sixth refusal, two calls before the eighth
+    shipped = dict(BUCKETS.raw["rules"]["sustained"])
+    assert shipped["min_attempts"] == 6
+    assert _first_page(calls, _sustained(**{**shipped, "min_attempts": 0})) is None  # calls alone: too few
+    # a buckets.yaml written before the key: it loads, and holds by calls alone, as it did
+    older = {k: v for k, v in shipped.items() if k != "min_attempts"}
+    assert _sustained(**older).rules.sustained_min_attempts == 0
+    assert _first_page(calls, _sustained(**older)) is None
+
+
 def test_the_soft_band_opens_at_its_calls_or_its_minutes_whichever_comes_first() -> None:
     raw = {
         **BUCKETS.raw,
