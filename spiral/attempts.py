@@ -19,12 +19,12 @@ finds nothing (`search`, keyed `nothing found`; a search that finds something en
 The signal fires when one intent has, within the last `window` calls, come back `repeats` times
 with an outcome key it had already given there, and all its attempts there gave at most
 `max_outcomes` different keys: the same failure every time, or the same two or three in turn (two
-pre-commit hooks failing alternately). When the window holds more keys than that, the outcomes the
-check got past early on do not hide where it is now: the latest stretch of attempts with at most
-`max_outcomes` keys counts instead, if a key there came back after another one (a cycle, not a
-count that gives way to the next and never returns). Edits between the attempts do not matter: an edit whose
-check fails the way it failed before changed nothing that counts. A new failure is information and
-is not counted, but it is remembered: when it comes back, that is a repeat.
+pre-commit hooks failing alternately). When the window holds more keys than that, the outcomes
+the check got past early on do not hide where it is now: the latest stretch of attempts with at
+most `max_outcomes` keys counts instead, if a key there came back after another one (a cycle, not
+a count that gives way to the next and never returns). Edits between the attempts do not matter:
+an edit whose check fails the way it failed before changed nothing that counts. A new failure is
+information and is not counted, but it is remembered: when it comes back, that is a repeat.
 """
 
 from __future__ import annotations
@@ -68,9 +68,9 @@ def outcome_key(error_key: str | None, failed: bool, output: str, probe_output: 
 
 
 def _turns(stretch: list[tuple[int, str, str, float]]) -> bool:
-    """Whether the stretch's failures come back in turn rather than give way one to the next: one key
-    throughout, or a key that returns after another came. `5 failed` twice, then `4 failed` twice,
-    then `3 failed` is a check getting somewhere, even though each count came twice."""
+    """Whether the stretch's failures come back in turn rather than give way one to the next: one
+    key throughout, or a key that returns after another came. `5 failed` twice, then `4 failed`
+    twice, then `3 failed` is a check getting somewhere, even though each count came twice."""
     left: set[str] = set()
     last = stretch[0][1]
     for _, key, _, _ in stretch[1:]:
@@ -122,8 +122,8 @@ class Attempts:
             tries.popleft()
 
     def _stretch(self, recent: list[tuple[int, str, str, float]]) -> list[tuple[int, str, str, float]]:
-        """The latest attempts that gave at most `max_outcomes` keys: the stretch the check is stuck in.
-        An outcome from before it (a different failure the agent got past) does not speak against it."""
+        """The latest attempts that gave at most `max_outcomes` keys: the stretch the check is
+        stuck in. An outcome from before it (a failure the agent got past) does not count."""
         keys: set[str] = set()
         first = len(recent)
         while first > 0:

@@ -247,7 +247,8 @@ def _rules(raw: Any) -> Rules:
         if name not in block:
             continue  # an optional block left out: that rule is off (rules.build)
         path = ("rules", name)
-        later = rules_mod.OPTIONAL_KEYS.get(name, {})  # keys added after the block: absent, the old meaning
+        # keys added after the block: when a file leaves one out, it keeps the meaning it had
+        later = rules_mod.OPTIONAL_KEYS.get(name, {})
         given = _check_keys(block[name], keys, path, frozenset(later))
         vals[name] = {k: _value(given, k, kind, path) if k in given else later[k] for k, kind in keys.items()}
     try:

@@ -16,9 +16,9 @@ def held(det: Detector, now: float, findings: tuple[Finding, ...]) -> str | None
     """Whether loop evidence (every signal but mutation_stall, a timer of its own) has held at the
     rule's threshold for `min_minutes` and `min_calls`, at `min_calls_per_min`: the page then need not
     wait for the soft band. A finding that names where its evidence began (`since`: stuck_check's first
-    attempt of the stuck check) holds from there: the loop has lasted since, not since it was counted.
-    A stuck check that has made `min_attempts` tries holds however few calls that took (a dense loop:
-    refused edits in a row)."""
+    attempt of the stuck check) holds from there: the loop has lasted since, not since it was
+    counted. A stuck check that has made `min_attempts` tries holds however few calls that took (a
+    dense loop: refused edits in a row)."""
     r = det.rules
     loop = sum(f.weight for f in findings if f.signal != mutation_stall.NAME)
     if loop < r.sustained_threshold or not findings:
@@ -37,7 +37,8 @@ def held(det: Detector, now: float, findings: tuple[Finding, ...]) -> str | None
     held_calls = det.calls - before
     # a stuck check at its `min_attempts`th try has held as long as a loop needs to (the labelling
     # rule's sixth attempt), however few other calls came between its tries
-    enough = held_calls >= r.sustained_min_calls or (r.sustained_min_attempts > 0 and tries >= r.sustained_min_attempts)
+    by_tries = r.sustained_min_attempts > 0 and tries >= r.sustained_min_attempts
+    enough = held_calls >= r.sustained_min_calls or by_tries
     if held_min < r.sustained_min_minutes or not enough:
         return None
     if held_calls < r.sustained_min_pace * held_min:

@@ -20,7 +20,7 @@ class Finding:
     evidence: str
     target: str | None = None  # the script, test or file a window signal counted (its evidence names it)
     since: tuple[float, int] | None = None  # (time, calls before it) of the first call its evidence counts
-    attempts: int = 0  # the tries of one check its evidence counts (stuck_check), 0 when it counts none
+    attempts: int = 0  # the tries of one check its evidence counts (stuck_check); 0: none
 
     def __init__(
         self,

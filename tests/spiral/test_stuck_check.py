@@ -85,10 +85,10 @@ def test_outcomes_the_check_got_past_do_not_hide_the_stretch_it_is_stuck_in() ->
     locked, missing = "database is locked", "no such table: test"
     cycle = [locked, missing, missing, locked, missing]
     calls = first + [sh(probe, 3 + k, f"Error: {what}\n") for k, what in enumerate(cycle)]
-    assert "stuck_check" not in signals_after(calls)  # 3 repeats in the stretch (short, then the cycle)
+    assert "stuck_check" not in signals_after(calls)  # 3 repeats in the stretch: short, the cycle
     calls.append(sh(probe, 9, f"Error: {locked}\n"))
     assert "stuck_check" in signals_after(calls)
-    # as many repeats, but each outcome giving way to the next for good: the probe is getting somewhere
+    # as many repeats, each outcome giving way to the next for good: the probe gets somewhere
     steps = ["four left", "four left", "four left", "three left", "three left", "two left", "two left"]
     ahead = first + [sh(probe, 3 + k, f"Error: {what}\n") for k, what in enumerate(steps)]
     assert "stuck_check" not in signals_after(ahead)
@@ -217,7 +217,8 @@ def test_a_dense_loop_pages_at_its_sixth_try_before_eight_calls_have_passed() ->
     assert page is not None and page < 4  # at the sixth refusal, two calls before the eighth
     shipped = dict(BUCKETS.raw["rules"]["sustained"])
     assert shipped["min_attempts"] == 6
-    assert _first_page(calls, _sustained(**{**shipped, "min_attempts": 0})) is None  # calls alone: too few
+    # by calls alone, too few have passed
+    assert _first_page(calls, _sustained(**{**shipped, "min_attempts": 0})) is None
     # a buckets.yaml written before the key: it loads, and holds by calls alone, as it did
     older = {k: v for k, v in shipped.items() if k != "min_attempts"}
     assert _sustained(**older).rules.sustained_min_attempts == 0

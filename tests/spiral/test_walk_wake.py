@@ -43,8 +43,8 @@ def test_a_loop_between_two_ticks_pages_on_the_wake_after_its_sixth_try() -> Non
     page = walk.notified
     assert page is not None, "the loop was on screen for 20 s between ticks: the watcher would page it"
     assert page.sustained is not None and "stuck_check" in page.signals
-    # the sixth try of the stuck check (rules.sustained.min_attempts) came at 41 s: the wake after it,
-    # not the next tick (60 s, by when it had passed)
+    # the sixth try of the stuck check (rules.sustained.min_attempts) came at 41 s: the wake after
+    # it, not the next tick (60 s, by when it had passed)
     assert abs(page.elapsed_min * 60 - (41.0 + WAKE_SETTLE_S)) < 1e-6
     assert "6 tries of one check" in page.sustained
 
