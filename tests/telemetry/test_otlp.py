@@ -132,7 +132,9 @@ def otlp() -> Iterator[OtlpReceiver]:
 
 
 def configure(home: Path, endpoint: str, notify: dict[str, Any] | None = None, **otlp_keys: Any) -> None:
-    write_config(home, heartbeat=1.0, notify=notify)
+    # 5 s: short enough that the silent run below is stopped well inside its wait, long enough that a
+    # loaded machine pausing the scripted spiral for a second does not stop that run too
+    write_config(home, heartbeat=5.0, notify=notify)
     cfg = json.loads((home / "config.yaml").read_text())
     cfg["otlp"] = {
         "endpoint": endpoint,
@@ -182,7 +184,7 @@ def test_one_span_per_run_with_its_facts_and_events_exported_once(
             explain=lambda: seen(home, spiral, watcher),
         )
         assert cli("nudge", spiral, "Stop running tmp_loop.py; write the module.").returncode == 0
-        # a silent run that the liveness path stops (heartbeat 1 s)
+        # a silent run that the liveness path stops (heartbeat 5 s)
         silent = launch(ticket(tmp_path, repo, 'say {"tool": "Bash", "command": "ls"}\nsleep 60', name="quiet"))
         wait(lambda: len(otlp.runs(spiral)) == 1 and len(otlp.runs(silent)) == 1, timeout=60, what="both traces")
         wait_passes(5)  # more watcher passes
