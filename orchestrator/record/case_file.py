@@ -56,7 +56,7 @@ def write_run_case(run: RunDir | Path, record: RunRecord, ended_run_ts: float | 
         "outputs": list(record.outputs),
         **with_scope(record.scope),
         **with_receipts(record),
-        "workdir": str(rd.clone),
+        "workdir": record.agent_clone(rd.clone),
         "overrides": record.overrides,
         # the observed outcome; a person relabels it when adding the run to the corpus
         "expect": {"spiral": record.spiral.tripped_in_soft_band},

@@ -8,6 +8,7 @@ change), a newer one is refused rather than silently truncated.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -249,6 +250,9 @@ class Placement(msgspec.Struct, kw_only=True):
     address: str | None = None  # the engine's address (ray: the cluster's)
     resources: dict[str, float] = {}  # what the run asks the engine for (ray: custom resources)
     handle: str | None = None  # the engine's name for the run's work (ray: the actor's name)
+    # the clone the agent works in, when it is not the run folder's own (ray: the node's temp folder):
+    # the paths in the agent's log are under it, so the detector reads them against it
+    clone: str | None = None
 
 
 class Ceilings(msgspec.Struct, kw_only=True):
@@ -356,6 +360,12 @@ class RunRecord(msgspec.Struct, kw_only=True):
     # absent in older records
     feedback: list[PageFeedback] = []
     actions: list[ActionTaken] = []
+
+    def agent_clone(self, local: Path) -> str:
+        """The folder the agent's log names its files under: the clone on the node that runs it, or
+        `local` (the run folder's clone) for a run on this machine."""
+        placed = self.executor.clone if self.executor is not None else None
+        return placed or str(local)
 
     @property
     def active(self) -> bool:

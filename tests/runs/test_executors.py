@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from orchestrator import config
 from orchestrator.infra.errors import UserError
+from orchestrator.record import case_file
+from orchestrator.record.layout import RunDir
 from orchestrator.record.model import Placement, RunRecord
-from orchestrator.runs.executors import base
-from tests.helpers import cli, ticket, without_module
+from orchestrator.runs.executors import base, follow
+from orchestrator.runs.steps import feed
+from tests.helpers import BUCKETS, cli, ticket, without_module
 
 
 def _load(tmp_path: Path, text: str) -> config.UserConfig:
@@ -58,3 +62,27 @@ def test_a_ray_executor_without_ray_installed_is_refused_at_launch(tmp_path: Pat
     p = cli("launch", str(ticket(tmp_path, repo, "exit 0")), env=without_module(tmp_path, "ray"))
     assert p.returncode == 2 and "executor kind ray needs Ray here: pip install -e '.[ray]'" in p.stderr, p.stderr
     assert not (home / "runs").exists()  # nothing queued
+
+
+def test_a_run_placed_on_a_node_is_read_against_the_node_s_clone(tmp_path: Path) -> None:
+    """The agent's log names files under the clone it works in; on a Ray node that is the node's temp
+    folder, not the run folder's clone. The detector (made before the placement, then again after it)
+    and the run's case.yaml read the log against the node's clone, so a file the run made there is
+    the run's own (made debris, a made probe), as it is on this machine."""
+    rd = RunDir(tmp_path / "r-1")
+    rd.path.mkdir()
+    for f in (rd.events, rd.workspace, rd.tracked):
+        f.touch()
+    record = RunRecord(run_id="r-1", state="running", format="generic", bucket="small", executor=Placement(kind="ray"))
+    local = feed.catch_up(rd, record, BUCKETS.settings, 0.0)
+    assert local.detector.workdir == str(rd.clone) == record.agent_clone(rd.clone)
+    node = "/tmp/orchestrator-r-1-abc/clone"
+    change = follow.placed("10.0.0.2", "run-r-1-1", node)
+    assert change(record) and record.executor is not None and record.executor.clone == node
+    placed = feed.catch_up(rd, record, BUCKETS.settings, 0.0)
+    assert placed is not local and placed.detector.workdir == node
+    assert feed.catch_up(rd, record, BUCKETS.settings, 0.0) is placed  # kept while it holds
+    assert RunRecord(executor=Placement(kind="local")).agent_clone(rd.clone) == str(rd.clone)
+    rd.state_json.write_bytes(msgspec.json.encode(record))
+    case_file.write_run_case(rd.path, record)
+    assert f"workdir: {node}\n" in rd.case_yaml.read_text()

@@ -38,7 +38,12 @@ try:
 except ImportError as exc:  # the optional extra is not installed
     pytest.skip(f"ray is not importable ({exc}): pip install -e '.[ray]'", allow_module_level=True)
 
-CORPUS = Path(__file__).resolve().parents[2] / "orchestrator" / "data" / "demo-cases"
+# short recorded cases (9 and 14 run minutes, a few seconds at 40x): what a test checks here is where a
+# run executes and how it ends, which a short case shows as well as the demo's hour-long pair
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+HEALTHY = "neg-collect-subagent-results-claude-stream-json"  # 101 envelopes, files changed: succeeds
+SPIRAL = "spiral-probe-counter-claude-stream-json"  # pages by the sustained-loop rule from minute 4
+LONG = Path(__file__).resolve().parents[2] / "orchestrator" / "data" / "demo-cases" / "healthy-001-steady-feature"
 
 
 class RayCluster:
@@ -113,9 +118,12 @@ def on_ray(ray_cluster: RayCluster, receiver: Receiver) -> Iterator[Path]:
                 shutil.rmtree(left, ignore_errors=True)
 
 
-def _demo(tmp_path: Path, repo: Path, case: str, name: str, speed: float = 40.0) -> str:
+def _demo(tmp_path: Path, repo: Path, case: str | Path, name: str, speed: float = 40.0) -> str:
+    """A demo run re-enacting `case` (a corpus case's name, or a case folder): a run to kill or to
+    lose is the demo's 56-minute healthy case at 2x, which is still running when the test acts."""
+    bucket = "medium" if case == LONG else "small"
     t = ticket(
-        tmp_path, repo, "re-enact", name=name, agent="demo", demo_case=str(CORPUS / case), speed=speed, bucket="medium"
+        tmp_path, repo, "re-enact", name=name, agent="demo", demo_case=str(CORPUS / case), speed=speed, bucket=bucket
     )
     return launch(t)
 
@@ -134,16 +142,20 @@ def test_a_spiral_on_ray_pages_once_and_a_healthy_run_succeeds(
 ) -> None:
     home = on_ray
     started = time.monotonic()
-    # (40x, not faster: the soft band, 70-85 recorded minutes, lasts 22 s, and a healthy run ends 43 s
-    # before its stuck time, so a pass or an exit that a loaded machine or Ray delays by seconds still
-    # lands where it should; generous deadlines: a loaded machine starts a worker slowly)
-    run_id = _demo(tmp_path, repo, "spiral-001-fixture-shim", "spiral")
-    healthy = _demo(tmp_path, repo, "healthy-001-steady-feature", "healthy")  # side by side: one wait, not two
+    # (40x, not faster: the spiral's page window, minutes 4-14, lasts 15 s, and both runs end 21 run
+    # minutes before their stuck time, so a pass or an exit that a loaded machine or Ray delays by
+    # seconds still lands where it should; generous deadlines: a loaded machine starts a worker slowly)
+    run_id = _demo(tmp_path, repo, SPIRAL, "spiral")
+    healthy = _demo(tmp_path, repo, HEALTHY, "healthy")  # side by side: one wait, not two
+    # its loop is a probe the run wrote and reruns: seen only when the log's paths, under the node's
+    # clone, are read against that clone and not the run folder's
     wait(lambda: spiral_pages(receiver, run_id) == 1, timeout=300, what="the spiral page")
     wait(lambda: _ended(home, run_id), timeout=300, what="the spiral run's end")
     s = state(home, run_id)
     assert s["executor"]["kind"] == "ray" and s["executor"]["where"] == "127.0.0.1", s["executor"]
     rd = home / "runs" / run_id
+    assert s["executor"]["clone"].startswith(tempfile.gettempdir()) and s["executor"]["clone"] != str(rd / "clone")
+    assert f"workdir: {s['executor']['clone']}" in (rd / "case.yaml").read_text()  # its replay reads them so too
     assert (rd / "events.jsonl").stat().st_size > 0 and (rd / "workspace.jsonl").stat().st_size > 0
     assert all(json.loads(line) for line in (rd / "events.jsonl").read_text().splitlines())
     assert spiral_pages(receiver, run_id) == 1
@@ -158,7 +170,7 @@ def test_a_spiral_on_ray_pages_once_and_a_healthy_run_succeeds(
 
 def test_kill_stops_a_remote_run(tmp_path: Path, repo: Path, on_ray: Path) -> None:
     home = on_ray
-    run_id = _demo(tmp_path, repo, "healthy-001-steady-feature", "killme", speed=2.0)
+    run_id = _demo(tmp_path, repo, LONG, "killme", speed=2.0)
     wait(lambda: state(home, run_id)["state"] == "running", timeout=120, what="the remote agent's start")
     p = cli("kill", run_id)
     assert p.returncode == 0, p.stderr
@@ -172,8 +184,8 @@ def test_two_runs_share_one_multiplexer_and_kill_stops_only_the_one_killed(
 ) -> None:
     home = on_ray
     started = time.monotonic()
-    killed = _demo(tmp_path, repo, "healthy-001-steady-feature", "shared-killed", speed=2.0)
-    kept = _demo(tmp_path, repo, "healthy-001-steady-feature", "shared-kept", speed=60.0)
+    killed = _demo(tmp_path, repo, LONG, "shared-killed", speed=2.0)
+    kept = _demo(tmp_path, repo, HEALTHY, "shared-kept", speed=40.0)
     for run_id in (killed, kept):
         wait(lambda r=run_id: state(home, r)["state"] == "running", timeout=120, what="the remote agent's start")
     sup = state(home, killed)["supervisor"]
@@ -189,7 +201,7 @@ def test_two_runs_share_one_multiplexer_and_kill_stops_only_the_one_killed(
     assert state(home, kept)["state"] == "running" and psutil.pid_exists(sup["pid"])
     wait(lambda: _ended(home, kept), timeout=180, what="the kept run's end")
     assert state(home, kept)["state"] == "succeeded", state(home, kept)["reason"]
-    assert (home / "runs" / kept / "events.jsonl").read_text().count("\n") >= 89  # every envelope of the case
+    assert (home / "runs" / kept / "events.jsonl").read_text().count("\n") >= 101  # every envelope of the case
     print(f"two runs on one multiplexer, one killed: {time.monotonic() - started:.1f} s")
 
 
@@ -198,7 +210,7 @@ def test_kill_of_a_run_still_waiting_for_a_node_ends_it_at_once(tmp_path: Path, 
     cfg = json.loads((home / "config.yaml").read_text())
     cfg["executor"]["resources"] = {"no_such_slot": 1}  # no node has it: the actor waits to be placed
     (home / "config.yaml").write_text(json.dumps(cfg))
-    run_id = _demo(tmp_path, repo, "healthy-001-steady-feature", "unplaced", speed=2.0)
+    run_id = _demo(tmp_path, repo, LONG, "unplaced", speed=2.0)
     # the hand-over is asynchronous: the multiplexer registers as supervisor when it takes the run
     wait(lambda: state(home, run_id)["supervisor"] is not None, timeout=120, what="the multiplexer's take-over")
     assert state(home, run_id)["state"] == "launching"
@@ -214,7 +226,7 @@ def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_a
     tmp_path: Path, repo: Path, on_ray: Path
 ) -> None:
     home = on_ray
-    first = _demo(tmp_path, repo, "healthy-001-steady-feature", "muxdies", speed=2.0)
+    first = _demo(tmp_path, repo, LONG, "muxdies", speed=2.0)
     wait(lambda: state(home, first)["state"] == "running", timeout=120, what="the remote agent's start")
     sup = state(home, first)["supervisor"]
     mux = psutil.Process(sup["pid"])
@@ -223,9 +235,9 @@ def test_a_multiplexer_that_dies_ends_its_runs_lost_and_the_next_launch_starts_a
     wait(lambda: _ended(home, first), timeout=60, what="the orphaned run's end")
     s = state(home, first)
     assert s["state"] == "lost" and "vanished" in s["reason"], s
-    # 40x, not faster: it ends 43 s before its stuck time, and a loaded machine's pause of a few
-    # seconds is a few run minutes, far from the 30-minute heartbeat
-    second = _demo(tmp_path, repo, "healthy-001-steady-feature", "after", speed=40.0)
+    # 40x, not faster: it ends 25 run minutes before its stuck time, and a loaded machine's pause of a
+    # few seconds is a few run minutes, far from the heartbeat
+    second = _demo(tmp_path, repo, HEALTHY, "after", speed=40.0)
     wait(lambda: _ended(home, second), timeout=300, what="the next run's end")
     assert state(home, second)["state"] == "succeeded", state(home, second)["reason"]
     assert state(home, second)["supervisor"]["pid"] != sup["pid"]
@@ -235,7 +247,7 @@ def test_a_worker_node_that_disappears_ends_its_run_lost(
     tmp_path: Path, repo: Path, on_ray: Path, ray_cluster: RayCluster
 ) -> None:
     home = on_ray
-    run_id = _demo(tmp_path, repo, "healthy-001-steady-feature", "lostnode", speed=2.0)
+    run_id = _demo(tmp_path, repo, LONG, "lostnode", speed=2.0)
     wait(lambda: state(home, run_id)["state"] == "running", timeout=120, what="the remote agent's start")
     ray_cluster.cluster.remove_node(ray_cluster.worker, allow_graceful=False)
     wait(lambda: _ended(home, run_id), timeout=120, what="the lost run's end")

@@ -26,11 +26,13 @@ START_TIMEOUT_S = 300.0  # placing the actor and cloning on the node
 CALL_TIMEOUT_S = 30.0  # one pull or stop; past it (or the actor dead) the node is taken as gone
 
 
-def placed(where: str, handle: str) -> Any:
+def placed(where: str, handle: str, clone: str | None = None) -> Any:
+    """The run placed: the node, the engine's handle and the clone the agent works in there."""
+
     def change(r: RunRecord) -> bool:
         if r.executor is None:
             return False
-        r.executor = msgspec.structs.replace(r.executor, where=where, handle=handle)
+        r.executor = msgspec.structs.replace(r.executor, where=where, handle=handle, clone=clone)
         return True
 
     return change

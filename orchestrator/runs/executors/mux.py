@@ -165,7 +165,7 @@ def _answer(f: Follow, kind: str, result: Any, exc: BaseException | None, now: f
             _kill(f)
             return
         f.rd.tracked.write_text("".join(p + "\n" for p in result["tracked"]), encoding="utf-8")
-        record = state_file.update(f.rd, fw.placed(result["where"], f.handle))
+        record = state_file.update(f.rd, fw.placed(result["where"], f.handle, result.get("clone")))
         case_file.write_run_case(f.rd, record)
         f.where, f.phase, f.next_at = result["where"], "streaming", now
     elif kind == "pull":

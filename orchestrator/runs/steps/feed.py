@@ -48,6 +48,12 @@ def catch_up(
     windows restart at a receipt before the calls after it are fed."""
     path = rd.detector_cache
     cached = KEPT.obtain(path)
+    workdir = record.agent_clone(rd.clone)
+    if cached is not None and cached.detector.workdir != workdir:
+        # placed on a node after the cache was made: its log names files under the node's clone, and
+        # the log read so far is read again against it
+        KEPT.discard(path)
+        cached = None
     if cached is None:
         det = Detector(
             settings,
@@ -55,10 +61,10 @@ def catch_up(
             started_at=RunClock.of(record).started_at,
             tracked=read_tracked(rd.tracked),
             outputs=list(record.outputs),
-            workdir=str(rd.clone),
+            workdir=workdir,
             scope=record.scope,  # the ticket's scope globs (the drift signal); none in older records
         )
-        cached = evaluator.fresh(det, str(record.format), str(rd.clone), record.model)
+        cached = evaluator.fresh(det, str(record.format), workdir, record.model)
     received = len(events) if events is not None else 0
     if record.guidance:
         if events is not None:
