@@ -8,6 +8,7 @@ change), a newer one is refused rather than silently truncated.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -363,9 +364,11 @@ class RunRecord(msgspec.Struct, kw_only=True):
 
     def agent_clone(self, local: Path) -> str:
         """The folder the agent's log names its files under: the clone on the node that runs it, or
-        `local` (the run folder's clone) for a run on this machine."""
+        `local` (the run folder's clone) for a run on this machine, as the OS names it: an agent
+        logs its working folder with every symlink resolved (getcwd), so a state folder reached
+        through one (macOS's /tmp and /var, a linked home) is read under its real path."""
         placed = self.executor.clone if self.executor is not None else None
-        return placed or str(local)
+        return placed or os.path.realpath(local)
 
     @property
     def active(self) -> bool:

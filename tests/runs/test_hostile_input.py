@@ -13,7 +13,20 @@ from typing import Any
 import pytest
 
 from orchestrator.infra import git as git_wrapper
-from tests.helpers import ROOT, cli, copy_case, one_line_error, ticket, write_config
+from tests.helpers import (
+    ROOT,
+    Receiver,
+    cli,
+    copy_case,
+    launch,
+    one_line_error,
+    spiral_pages,
+    start_watcher,
+    state,
+    ticket,
+    wait,
+    write_config,
+)
 
 
 def _run_folders(home: Path) -> list[Path]:
@@ -293,3 +306,29 @@ def test_kill_ends_a_clone_that_hangs(tmp_path: Path, home: Path) -> None:
         assert left.stdout.strip() == b"", left.stdout  # the clone and its transport are gone
     finally:
         server.close()
+
+
+def test_a_state_folder_reached_through_a_symlink_still_pages_a_spiral(
+    tmp_path: Path, repo: Path, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent logs its working folder with the symlinks resolved (getcwd): under a linked state
+    folder (macOS's /tmp and /var, a home on another disk) every path in the log is the real one.
+    Read against the linked path, no file was the run's own and this spiral, a probe the run wrote
+    and reruns, never paged (suspicion 0)."""
+    real = tmp_path / "real-state"
+    real.mkdir()
+    linked = tmp_path / "linked-state"
+    linked.symlink_to(real)
+    monkeypatch.setenv("ORCHESTRATOR_HOME", str(linked))
+    write_config(linked, notify={"urls": [receiver.url]})
+    watcher = start_watcher(0.2)
+    try:
+        case = ROOT / "corpus" / "spiral-probe-counter-claude-stream-json"
+        run_id = launch(ticket(tmp_path, repo, "re-enact", agent="demo", demo_case=str(case), speed=40.0))
+        wait(lambda: state(linked, run_id)["state"] != "running", timeout=120, what="the run's end")
+        assert str(real) in (linked / "runs" / run_id / "events.jsonl").read_text()  # the log's paths are real
+        wait(lambda: spiral_pages(receiver, run_id) == 1, timeout=30, what="the page")
+        assert f"workdir: {real}/runs/{run_id}/clone\n" in (linked / "runs" / run_id / "case.yaml").read_text()
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)

@@ -9,6 +9,7 @@ state, and asks for the stop. Imported only where ray is installed (the `ray` ex
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import sys
@@ -56,7 +57,7 @@ class RunActor:
         state_file.reserve(rd)
         supervisor = [sys.executable, "-m", "orchestrator.runs.supervisor", str(rd.path), str(record.admission)]
         proc.spawn_detached(supervisor, cwd=rd.path, log=rd.supervisor_log)
-        return {"where": _node_name(), "dir": str(rd.path), "clone": str(rd.clone), "tracked": tracked}
+        return {"where": _node_name(), "dir": str(rd.path), "clone": os.path.realpath(rd.clone), "tracked": tracked}
 
     def pull(self, events_at: int, workspace_at: int) -> tuple[bytes, bytes, bytes]:
         """New complete lines of events.jsonl and workspace.jsonl, and state.json as it stands."""
