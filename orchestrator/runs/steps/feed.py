@@ -50,8 +50,8 @@ def catch_up(
     cached = KEPT.obtain(path)
     workdir = record.agent_clone(rd.clone)
     if cached is not None and cached.detector.workdir != workdir:
-        # placed on a node after the cache was made: its log names files under the node's clone, and
-        # the log read so far is read again against it
+        # made against another folder (before the run was placed on a node, or under a linked path):
+        # the log names its files under this one, and what was read so far is read again against it
         KEPT.discard(path)
         cached = None
     if cached is None:
