@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from tests.helpers import (
+    ROOT,
     Receiver,
     cli,
     launch,
@@ -40,10 +41,10 @@ except ImportError as exc:  # the optional extra is not installed
 
 # short recorded cases (9 and 14 run minutes, a few seconds at 40x): what a test checks here is where a
 # run executes and how it ends, which a short case shows as well as the demo's hour-long pair
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+CORPUS = ROOT / "corpus"
 HEALTHY = "neg-collect-subagent-results-claude-stream-json"  # 101 envelopes, files changed: succeeds
 SPIRAL = "spiral-probe-counter-claude-stream-json"  # pages by the sustained-loop rule from minute 4
-LONG = Path(__file__).resolve().parents[2] / "orchestrator" / "data" / "demo-cases" / "healthy-001-steady-feature"
+LONG = ROOT / "orchestrator" / "data" / "demo-cases" / "healthy-001-steady-feature"
 
 
 class RayCluster:
@@ -143,7 +144,7 @@ def test_a_spiral_on_ray_pages_once_and_a_healthy_run_succeeds(
     home = on_ray
     started = time.monotonic()
     # (40x, not faster: the spiral's page window, minutes 4-14, lasts 15 s, and both runs end 21 run
-    # minutes before their stuck time, so a pass or an exit that a loaded machine or Ray delays by
+    # minutes or more before their stuck time, so a pass or an exit that a loaded machine or Ray delays by
     # seconds still lands where it should; generous deadlines: a loaded machine starts a worker slowly)
     run_id = _demo(tmp_path, repo, SPIRAL, "spiral")
     healthy = _demo(tmp_path, repo, HEALTHY, "healthy")  # side by side: one wait, not two
