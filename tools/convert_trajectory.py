@@ -7,7 +7,8 @@ call being `{"tool": ..., "command"/"path": ..., "exit_code": N, "output": "..."
 "denied": true}` (spiral/adapters/generic.py). A call's time is when the agent issued it; its result
 is folded into the same line; a Read/Edit/Write path inside the session's working directory is made
 relative to it, as the Claude adapter does with a transcript's `cwd` (--workdir, or the format's own
-record of it). Same input, same output, byte for byte.
+record of it); it prints that directory, which the label's `workdir:` names (realsessions/README.md).
+Same input, same output, byte for byte.
 
 FORMAT is one of:
 
@@ -179,11 +180,15 @@ def _export_call(block: dict[str, Any], result: dict[str, Any] | None, workdir: 
     return call
 
 
+def export_workdir(text: str) -> str | None:
+    """A Claude markdown export's working directory: the Project Path its header names."""
+    project = _PROJECT.search(text[:4000])
+    return project[1] if project else None
+
+
 def convert_claude_export(text: str, tz: dt.timezone, workdir: str | None) -> list[tuple[str, dict[str, Any]]]:
     sections = _export_sections(text, tz)
-    if workdir is None:
-        project = _PROJECT.search(text[:4000])
-        workdir = project[1] if project else None
+    workdir = workdir or export_workdir(text)
     results: dict[str, dict[str, Any]] = {}
     for _, body in sections:
         for block in body if isinstance(body, list) else []:
@@ -307,16 +312,20 @@ def read_openhands(path: Path) -> list[dict[str, Any]]:
 _UPLOADED = re.compile(r"<uploaded_files>\s*(/\S+?)/?\s*</uploaded_files>")
 
 
+def openhands_workdir(events: list[dict[str, Any]]) -> str | None:
+    """The repository an OpenHands task uploaded, when its first prompt names it."""
+    for e in events:
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        if e.get("action") == "message" and isinstance(args.get("content"), str):
+            m = _UPLOADED.search(args["content"])
+            return m[1] if m else None
+    return None
+
+
 def convert_openhands(
     events: list[dict[str, Any]], tz: dt.timezone, workdir: str | None
 ) -> list[tuple[str, dict[str, Any]]]:
-    if workdir is None:  # the repository the task uploaded, when the first prompt names it
-        for e in events:
-            args = e.get("args") if isinstance(e.get("args"), dict) else {}
-            if e.get("action") == "message" and isinstance(args.get("content"), str):
-                m = _UPLOADED.search(args["content"])
-                workdir = m[1] if m else None
-                break
+    workdir = workdir or openhands_workdir(events)
     results = {str(e.get("cause")): e for e in events if e.get("observation") and e.get("cause") is not None}
     out = []
     for e in events:
@@ -394,20 +403,26 @@ def convert(
     workdir: str | None = None,
     instance: str | None = None,
     line: int | None = None,
-) -> bytes:
-    if fmt == "openhands-events":
-        calls = convert_openhands(read_openhands(source), tz, workdir)
-    elif fmt == "openhands-output":
-        calls = convert_openhands(read_openhands_output(source, instance, line), tz, workdir)
+) -> tuple[bytes, str | None]:
+    """The generic event log, and the working directory its paths were made relative to (None:
+    unknown; a label's `workdir:` names it, so a replay reads the commands' paths the same way)."""
+    if fmt in ("openhands-events", "openhands-output"):
+        events = read_openhands(source) if fmt == "openhands-events" else read_openhands_output(source, instance, line)
+        workdir = workdir or openhands_workdir(events)
+        calls = convert_openhands(events, tz, workdir)
     else:
         try:
             text = source.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConvertError(f"cannot read: {exc}") from None
-        calls = convert_claude_export(text, tz, workdir) if fmt == "claude-export-md" else convert_mini_swe_agent(text)
+        if fmt == "claude-export-md":
+            workdir = workdir or export_workdir(text)
+            calls = convert_claude_export(text, tz, workdir)
+        else:
+            calls = convert_mini_swe_agent(text)
     if not calls:
         raise ConvertError("no tool calls found")
-    return b"".join(orjson.dumps({"ts": ts, "data": data}) + b"\n" for ts, data in calls)
+    return b"".join(orjson.dumps({"ts": ts, "data": data}) + b"\n" for ts, data in calls), workdir
 
 
 def main(argv: list[str]) -> int:
@@ -433,7 +448,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         tz = _offset(args.utc_offset)
-        data = convert(args.format, args.input, tz, args.workdir, args.instance, args.line)
+        data, workdir = convert(args.format, args.input, tz, args.workdir, args.instance, args.line)
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_bytes(data)
     except ConvertError as exc:
@@ -443,7 +458,7 @@ def main(argv: list[str]) -> int:
         print(f"convert_trajectory.py: {args.output}: cannot write: {exc}", file=sys.stderr)
         return 2
     calls = data.count(b"\n")
-    print(f"{args.output}: {calls} tool calls")
+    print(f"{args.output}: {calls} tool calls" + (f", paths relative to {workdir} (a label's `workdir:`)" if workdir else ""))
     return 0
 
 

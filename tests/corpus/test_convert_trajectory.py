@@ -13,11 +13,16 @@ from tests.helpers import ROOT
 CONVERTER = ROOT / "tools" / "convert_trajectory.py"
 
 
-def _convert(fmt: str, source: Path, out: Path, *args: str) -> list[dict[str, object]]:
+def _run(fmt: str, source: Path, out: Path, *args: str) -> str:
     p = subprocess.run(
         [sys.executable, str(CONVERTER), fmt, str(source), str(out), *args], capture_output=True, text=True
     )
     assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _convert(fmt: str, source: Path, out: Path, *args: str) -> list[dict[str, object]]:
+    _run(fmt, source, out, *args)
     return [json.loads(line)["data"] for line in out.read_text().splitlines()]
 
 
@@ -115,3 +120,5 @@ def test_openhands_marks_a_refused_str_replace_failed(tmp_path: Path) -> None:
     refused, went = _convert("openhands-events", src, tmp_path / "o.jsonl")
     assert refused["path"] == "a.py" and refused.get("is_error") is True
     assert went["path"] == "a.py" and "is_error" not in went
+    # the folder the paths were made relative to is said, for the label's `workdir:`
+    assert "paths relative to /workspace/r" in _run("openhands-events", src, tmp_path / "o.jsonl")

@@ -9,6 +9,7 @@ when the git-ignored cache (.cache/real-sessions, see realsessions/README.md) is
 from __future__ import annotations
 
 import functools
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,8 @@ def test_labels_are_valid() -> None:
             assert 1 <= first <= last <= e["tool_calls"], e["id"]
         if "outcome" in e:  # an outside verdict (a harness report), and where it was read
             assert e["outcome"] in rs.OUTCOMES and e.get("outcome_source"), e["id"]
+        if "workdir" in e:  # the folder a converted log's paths were made relative to
+            assert e["format"] == "generic" and str(e["workdir"]).startswith("/"), e["id"]
     ids = [e["id"] for e in entries]
     assert len(ids) == len(set(ids)), "ids must be unique"
     files = [e["file"] for e in entries]
@@ -163,3 +166,21 @@ def test_on_the_dev_half_no_healthy_session_pages_and_half_the_loops_do() -> Non
         for name, cell in cells.items():
             if name != "ours":
                 assert ours["loop"][0] >= cell["loop"][0] and ours["healthy"][0] < cell["healthy"][0], (b, name, cell)
+
+
+def test_a_converted_log_is_read_against_the_working_directory_its_label_names(tmp_path: Path) -> None:
+    """ergt10's OpenHands sessions: the repository is /workspace/<repo>, the agent writes its probes in
+    /workspace and runs them with `cd /workspace && python probe.py`. Without the label's `workdir:`
+    the replay guesses the workdir from that `cd`, so the probe it made (a path outside that guess's
+    files) and the probe it runs never meet, and the same output six times is no stuck check."""
+    log = tmp_path / "session.jsonl"
+    lines = [(0, {"tool": "Write", "path": "/workspace/probe.py", "output": "File created successfully at: /workspace/probe.py"})]
+    for k in range(7):
+        lines.append((20 + 20 * k, {"tool": "Edit", "path": "src/mod.py", "output": "The file was edited."}))
+        lines.append((30 + 20 * k, {"tool": "Bash", "command": "cd /workspace && python probe.py", "output": "x = 1\nwrong\n", "exit_code": 0}))
+    log.write_text("".join(json.dumps({"ts": f"2026-01-01T10:{s // 60:02d}:{s % 60:02d}Z", "data": d}) + "\n" for s, d in lines))
+    raw = BucketsFile().raw
+    guessed = rs.replay(log, "generic", raw, ("small",))["small"]
+    named = rs.replay(log, "generic", raw, ("small",), workdir="/workspace/repo")["small"]
+    assert guessed["paged_at_min"] is None and "stuck_check" not in guessed["first_fired_min"]
+    assert named["paged_at_min"] is not None and "stuck_check" in named["signals"]

@@ -136,10 +136,16 @@ def replay(
     raw_buckets: dict[str, Any],
     buckets: tuple[str, ...] = BUCKETS,
     price: Pricer | None = None,
+    workdir: str | None = None,
 ) -> dict[str, Any]:
     """Events, calls, minutes and, per bucket, when (if) it paged, which signals had fired, what the
-    page left (minutes, calls, dollars to the end) and when each baseline would have alerted."""
-    timed, workdir = timeline(path, fmt)
+    page left (minutes, calls, dollars to the end) and when each baseline would have alerted.
+
+    `workdir` is the session's working directory where the log does not say it (a label's
+    `workdir:`: the folder a converted log's file paths were made relative to), as a case's
+    `workdir:` is for a recorded run: the commands' paths are read against it."""
+    timed, logged = timeline(path, fmt)
+    workdir = logged or workdir
     adapter = make_adapter(fmt, workdir)
     calls = [(ts, adapter.feed(ts, obj)) for ts, obj in timed]
     flat: list[ToolCall] = [c for _, cs in calls for c in cs]
@@ -202,7 +208,7 @@ def scan(
             continue
         facts = {k: e[k] for k in ("id", "label", "format", "reason", "agent")}
         facts |= {"split": split(e["id"]), "publisher": publisher(e), "outcome": e.get("outcome")}
-        rows.append(facts | replay(path, e["format"], raw, price=price))
+        rows.append(facts | replay(path, e["format"], raw, price=price, workdir=e.get("workdir")))
     if missing and say:
         say(
             f"{len(missing)} labelled session(s) not in {cache} or {shared} (see realsessions/README.md): {', '.join(missing)}"
@@ -236,7 +242,7 @@ def calibrated(
         cells: dict[str, dict[str, list[int]]] = {}
         for r in (x for x in runs if x["split"] == half):
             e = by_id[r["id"]]
-            again = replay(resolve(e, cache, shared), e["format"], tuned, ("small",))["small"]
+            again = replay(resolve(e, cache, shared), e["format"], tuned, ("small",), workdir=e.get("workdir"))["small"]
             soft = bucket.soft_start_min
             alerts = {
                 OURS: again["paged_at_min"] is not None,
