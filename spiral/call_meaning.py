@@ -17,6 +17,7 @@ from spiral.signals import repetition, sustained_bash
 _MOVES_HEAD = re.compile(
     r"\bgit\s+(?:-\S+\s+)*(?:commit|stash|reset|rebase|merge|pull|am|cherry-pick|revert|checkout\s+-b)\b"
 )
+_COMMITS = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
 
 
 def meaning_of(call: ToolCall, settings: Settings, workdir: str | None, tracked: frozenset[str]) -> Meaning:
@@ -42,4 +43,5 @@ def meaning_of(call: ToolCall, settings: Settings, workdir: str | None, tracked:
         tried.key if tried is not None else None,
         norm_path(tried.script, workdir, call.cwd) if tried is not None else None,
         changed if changed is not None and changed.any else None,
+        bool(shell and _COMMITS.search(call.command or "")),
     )

@@ -68,6 +68,7 @@ class Meaning(NamedTuple):
     intent: str | None = None  # stuck_check: the check a shell call runs (spiral/intent.py)
     intent_script: str | None = None  # ...the file it runs or compiles, workdir-relative when inside
     writes: Writes | None = None  # shell_edits: what the command changes in the tree (spiral/shellwrites.py)
+    commits: bool = False  # a `git commit`: when it goes through, work was delivered (spiral/sustained.py)
 
 
 def is_request(tool: str, command: str | None) -> bool:

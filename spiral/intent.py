@@ -159,6 +159,14 @@ def _interpreter(base: str, argv: list[str]) -> Intent | None:
         return Intent(f"{name} -m {module}" + (" " + family(target) if target else ""), target)
     if any(a in ("-c", "-e", "--eval") for a in args):
         return Intent(f"{name} -c", None)
+    if base in shellcmd._SUBCOMMAND_INTERPRETERS:
+        first = next((a for a in args if not a.startswith("-")), None)
+        if first is not None and not shellcmd._looks_like_file(first):
+            if first == "run":  # `bun run x.ts` runs a file; `bun run lint` a package script
+                target = next((a for a in args[args.index("run") + 1 :] if not a.startswith("-")), None)
+                if target is not None and shellcmd._looks_like_file(target):
+                    return Intent(f"{name} {family(target)}", target)
+            return _multi(base, args)  # `bun run lint`, `bun test`, `deno task dev`: a subcommand
     script = shellcmd._script_of(argv, base)
     if script:
         return Intent(f"{name} {family(script)}", script)
@@ -194,10 +202,11 @@ def _multi(base: str, args: list[str]) -> Intent | None:
     if sub == "test" and base in shellcmd._SUBCOMMAND_TEST_RUNNERS:
         target = shellcmd._test_target(args[args.index("test") + 1 :])
         return Intent(f"{base} test" + (" " + family(target) if target else ""), target)
-    two = base in ("npm", "yarn", "pnpm", "bun", "docker", "uv", "poetry", "mix", "dotnet") and sub in (
+    two = base in ("npm", "yarn", "pnpm", "bun", "deno", "docker", "uv", "poetry", "mix", "dotnet") and sub in (
         "run",
         "exec",
         "compose",
+        "task",
     )
     if two and len(words) > 1:
         return Intent(f"{base} {sub} {words[1] if _WORD.match(words[1]) else family(words[1])}", None)

@@ -25,6 +25,7 @@ _INTERPRETERS = (
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ava", "tap"})
 # `<tool> test FILE` style runners: mix test, go test, bun test, deno test, cargo test ...
 _SUBCOMMAND_TEST_RUNNERS = frozenset({"mix", "go", "bun", "deno", "cargo", "npx", "dotnet", "rails"})
+_SUBCOMMAND_INTERPRETERS = frozenset({"bun", "deno"})  # run a file, or a subcommand (`bun run lint`)
 _SUITE_RUNNERS = frozenset({"tox", "nox", "ctest", "unittest"})
 _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "nice", "stdbuf", "env", "xargs"})
@@ -369,6 +370,14 @@ def _script_of(argv: list[str], base: str) -> str | None:
                 rest.pop(0)
         if not rest or rest[0] == "-":
             return None  # the program comes on stdin
+        if base in _SUBCOMMAND_INTERPRETERS and not _looks_like_file(rest[0]):
+            # `bun run lint`, `deno task dev`, `bun install`: a subcommand, not a script named `run`
+            if rest[0] == "test":
+                return _test_target(rest[1:])
+            if rest[0] == "run":
+                target = next((a for a in rest[1:] if not a.startswith("-")), None)
+                return target if target is not None and _looks_like_file(target) else None
+            return None
         return rest[0]
     if base in _TEST_RUNNERS:
         return _test_target(args)

@@ -74,6 +74,12 @@ def test_reverts_and_unnamed_changes() -> None:
         ("python3 -c 'import x'", "python -c"),
         ("mix test test/foo_test.exs:12", "mix test foo_test.exs"),
         ("/bin/bash -lc 'cd src && cargo build --release'", "cargo build"),
+        # agentv-79 (Codex): `bun run lint` and `bun run typecheck` are two checks, neither a script `run`
+        ("bun run lint", "bun run lint"),
+        ("bun run typecheck", "bun run typecheck"),
+        ("bun run src/gen.ts", "bun gen.ts"),
+        ("bun test", "bun test"),
+        ("deno task check", "deno task check"),
     ],
 )
 def test_the_intent_of_a_check_sets_flags_selectors_and_wrappers_aside(command: str, key: str) -> None:

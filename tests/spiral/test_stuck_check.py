@@ -270,3 +270,22 @@ def test_an_edit_tool_that_says_it_created_a_file_made_it() -> None:
     det.add_call(tool(model.EDIT, "test_fix.py", 1, "File created successfully at: /w/test_fix.py"))
     det.add_call(tool(model.EDIT, "src/a.py", 1.1, "The file src/a.py has been edited."))
     assert "test_fix.py" in det.windows.made and "src/a.py" not in det.windows.made
+
+
+def test_a_commit_that_goes_through_ends_the_hold_of_loop_evidence_before_it() -> None:
+    """cipherbox-92's shape: polls in the window (weight 2) held for a minute, then the agent commits,
+    pushes and opens its PR. The window still holds the old polls; the commit is work delivered, so
+    what came before it does not hold a loop across it. A commit that fails delivers nothing."""
+
+    def session(commit_code: int) -> list[ToolCall]:
+        calls = [sh(f"sleep 20 && tail -5 /tmp/build-{k}.log", 2 + 0.15 * k, "building...\n") for k in range(7)]
+        calls.append(sh("git add -A && git commit -m 'fix: mount'", 3.2, "[main 1a2b3c4] fix: mount\n", commit_code))
+        calls += [sh(f"git log --oneline -{k + 1}", 3.3 + 0.1 * k, "1a2b3c4 fix: mount\n") for k in range(7)]
+        return calls
+
+    assert _first_page(session(commit_code=1)) is not None  # the polls held through a failed commit
+    assert _first_page(session(commit_code=0)) is None
+    # a loop after the commit still holds, from the commit on
+    after = session(commit_code=0)
+    after += [sh(f"sleep 20 && tail -5 /tmp/build-{k}.log", 4 + 0.1 * k, "building...\n") for k in range(10)]
+    assert _first_page(after) is not None
