@@ -44,4 +44,6 @@ def meaning_of(call: ToolCall, settings: Settings, workdir: str | None, tracked:
         norm_path(tried.script, workdir, call.cwd) if tried is not None else None,
         changed if changed is not None and changed.any else None,
         bool(shell and _COMMITS.search(call.command or "")),
+        tried is not None and tried.exit_masked,
+        tried is not None and tried.output_picked,
     )

@@ -98,7 +98,8 @@ class Detector:
         # rules.sustained: since when (and since how many calls) loop evidence has held at its threshold
         self._held_since: float | None = None
         self._held_calls = 0
-        self._moved_on: tuple[float, int] | None = None  # (time, calls before it) of the last commit that went through
+        # (time, calls before it) of the last commit that went through (spiral/sustained.py)
+        self._moved_on: tuple[float, int] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memos (what a path or a call means, the last window findings: recomputed),

@@ -65,6 +65,10 @@ _URL_HOST = re.compile(r"^(?:[a-z]+://)?([^/\s:?#'\"]+)", re.IGNORECASE)
 class Intent(NamedTuple):
     key: str  # what the call tries, e.g. "golangci-lint run", "python reproduce_issue.py"
     script: str | None  # the file it runs or compiles, as written (the caller decides who made it)
+    # the line's exit status is not the check's: a pipe (`go test | tail`), `;` or `||` follows it
+    exit_masked: bool = False
+    # ...and a pipe picks lines out of its output (`| grep FAIL`): what is left may hold no verdict
+    output_picked: bool = False
 
 
 def intent(command: str) -> Intent | None:
@@ -76,7 +80,8 @@ def intent(command: str) -> Intent | None:
 
 def _intent(command: str) -> Intent | None:
     found: Intent | None = None
-    for part in parts(command):
+    line = parts(command)
+    for i, part in enumerate(line):
         if part.sep == "|":
             continue  # a filter fed by a pipe: the check is the command before it
         argv = shellcmd._strip_prefix(list(part.argv))
@@ -87,13 +92,20 @@ def _intent(command: str) -> Intent | None:
             script = got.script
             if script is not None and part.prefix and not script.startswith("/"):
                 script = part.prefix + script
-            found = Intent(got.key, script)
+            # a failing check ends an `&&` chain with its own status; any other separator after it
+            # (a pipe into `tail`, `; echo`, `|| true`) gives the line another command's status
+            after = line[i + 1 :]
+            masked = any(p.sep != "&&" for p in after)
+            picked = any(p.sep == "|" and p.argv and p.argv[0] in _PICKERS for p in after)
+            found = Intent(got.key, script, masked, picked)
     return found
 
 
 _intent_cached = lru_cache(maxsize=8192)(_intent)
 
 
+# filters that keep only some lines of what is piped into them
+_PICKERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "awk", "sed", "jq", "cut"})
 _SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", "git-grep"})
 
 

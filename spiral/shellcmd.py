@@ -25,7 +25,8 @@ _INTERPRETERS = (
 _TEST_RUNNERS = frozenset({"pytest", "py.test", "jest", "vitest", "mocha", "rspec", "phpunit", "ava", "tap"})
 # `<tool> test FILE` style runners: mix test, go test, bun test, deno test, cargo test ...
 _SUBCOMMAND_TEST_RUNNERS = frozenset({"mix", "go", "bun", "deno", "cargo", "npx", "dotnet", "rails"})
-_SUBCOMMAND_INTERPRETERS = frozenset({"bun", "deno"})  # run a file, or a subcommand (`bun run lint`)
+# interpreters that run a file or a subcommand (`bun run lint`, `deno task dev`)
+_SUBCOMMAND_INTERPRETERS = frozenset({"bun", "deno"})
 _SUITE_RUNNERS = frozenset({"tox", "nox", "ctest", "unittest"})
 _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "nice", "stdbuf", "env", "xargs"})

@@ -458,7 +458,10 @@ def main(argv: list[str]) -> int:
         print(f"convert_trajectory.py: {args.output}: cannot write: {exc}", file=sys.stderr)
         return 2
     calls = data.count(b"\n")
-    print(f"{args.output}: {calls} tool calls" + (f", paths relative to {workdir} (a label's `workdir:`)" if workdir else ""))
+    print(
+        f"{args.output}: {calls} tool calls"
+        + (f", paths relative to {workdir} (a label's `workdir:`)" if workdir else "")
+    )
     return 0
 
 

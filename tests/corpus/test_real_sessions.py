@@ -174,11 +174,32 @@ def test_a_converted_log_is_read_against_the_working_directory_its_label_names(t
     the replay guesses the workdir from that `cd`, so the probe it made (a path outside that guess's
     files) and the probe it runs never meet, and the same output six times is no stuck check."""
     log = tmp_path / "session.jsonl"
-    lines = [(0, {"tool": "Write", "path": "/workspace/probe.py", "output": "File created successfully at: /workspace/probe.py"})]
+    lines = [
+        (
+            0,
+            {
+                "tool": "Write",
+                "path": "/workspace/probe.py",
+                "output": "File created successfully at: /workspace/probe.py",
+            },
+        )
+    ]
     for k in range(7):
         lines.append((20 + 20 * k, {"tool": "Edit", "path": "src/mod.py", "output": "The file was edited."}))
-        lines.append((30 + 20 * k, {"tool": "Bash", "command": "cd /workspace && python probe.py", "output": "x = 1\nwrong\n", "exit_code": 0}))
-    log.write_text("".join(json.dumps({"ts": f"2026-01-01T10:{s // 60:02d}:{s % 60:02d}Z", "data": d}) + "\n" for s, d in lines))
+        lines.append(
+            (
+                30 + 20 * k,
+                {
+                    "tool": "Bash",
+                    "command": "cd /workspace && python probe.py",
+                    "output": "x = 1\nwrong\n",
+                    "exit_code": 0,
+                },
+            )
+        )
+    log.write_text(
+        "".join(json.dumps({"ts": f"2026-01-01T10:{s // 60:02d}:{s % 60:02d}Z", "data": d}) + "\n" for s, d in lines)
+    )
     raw = BucketsFile().raw
     guessed = rs.replay(log, "generic", raw, ("small",))["small"]
     named = rs.replay(log, "generic", raw, ("small",), workdir="/workspace/repo")["small"]

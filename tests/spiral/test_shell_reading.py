@@ -74,7 +74,7 @@ def test_reverts_and_unnamed_changes() -> None:
         ("python3 -c 'import x'", "python -c"),
         ("mix test test/foo_test.exs:12", "mix test foo_test.exs"),
         ("/bin/bash -lc 'cd src && cargo build --release'", "cargo build"),
-        # agentv-79 (Codex): `bun run lint` and `bun run typecheck` are two checks, neither a script `run`
+        # agentv-79 (Codex): `bun run lint` and `bun run typecheck` are two checks, no script `run`
         ("bun run lint", "bun run lint"),
         ("bun run typecheck", "bun run typecheck"),
         ("bun run src/gen.ts", "bun gen.ts"),
@@ -127,3 +127,21 @@ def test_an_edit_after_a_line_continuation_is_a_file_change() -> None:
     w = writes("git checkout -- base.py && \\\nsed -i '401a\\    print(1)' base.py")
     assert w.paths == ("base.py",) and w.reverted == ("base.py",)
     assert writes("# write it\ncat > probe.py <<'EOF'\n# not a comment to the shell\nEOF").created == ("probe.py",)
+
+
+@pytest.mark.parametrize(
+    "command, masked, picked",
+    [
+        ("go test ./pkg/... -run TestX 2>&1 | tail -30", True, False),
+        ("go test ./pkg/... 2>&1 | grep -E '(PASS|FAIL)' | head -20", True, True),
+        ("pytest tests/test_x.py; echo exit=$?", True, False),
+        ("pytest tests/test_x.py || true", True, False),
+        ("cd src && pytest tests/test_x.py", False, False),
+        ("pytest tests/test_x.py && git commit -am wip", False, False),
+        ("pytest tests/test_x.py > out.txt 2>&1", False, False),
+    ],
+)
+def test_whether_the_line_s_exit_status_is_its_check_s(command: str, masked: bool, picked: bool) -> None:
+    """A pipe, `;` or `||` after the check gives the line another command's status (tail's 0)."""
+    got = intent(command)
+    assert got is not None and (got.exit_masked, got.output_picked) == (masked, picked)

@@ -289,3 +289,21 @@ def test_a_commit_that_goes_through_ends_the_hold_of_loop_evidence_before_it() -
     after = session(commit_code=0)
     after += [sh(f"sleep 20 && tail -5 /tmp/build-{k}.log", 4 + 0.1 * k, "building...\n") for k in range(10)]
     assert _first_page(after) is not None
+
+
+def test_a_failing_test_piped_into_tail_is_a_failure_not_a_pass() -> None:
+    """entire-8e's shape (entireio, Claude Code): `go test -run X ./... 2>&1 | tail -20` exits with
+    tail's 0 while the test fails the same way each time, an edit between. Read by its status, each
+    run was a pass that ended the check's history; its output says `--- FAIL`. A run whose output a
+    `grep` cut down to lines that say neither is no pass: it does not end the history either."""
+    fail = "    shadow_test.go:88: Expected src/file1.ts to NOT exist\n--- FAIL: TestShadowReset (0.41s)\nFAIL\n"
+    run = "go test -tags integration -run TestShadowReset ./cmd/cli/integration_test 2>&1 | tail -20"
+    calls: list[ToolCall] = []
+    for k in range(5):
+        calls.append(tool(model.EDIT, "cmd/cli/strategy/shadow.go", 5 + k))
+        calls.append(sh(run, 5.3 + k, fail))
+        if k == 2:
+            calls.append(sh(run.replace("| tail -20", "| grep overlap-check"), 5.6 + k, "[overlap-check] 2 files\n"))
+    assert "stuck_check" in signals_after(calls)
+    passed = "--- PASS: TestShadowReset (0.40s)\nPASS\nok  \tentire.io/cli/cmd/cli/integration_test\t0.9s\n"
+    assert "stuck_check" not in signals_after(calls[:-1] + [sh(run, 9.3, passed)])
