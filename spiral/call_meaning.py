@@ -17,7 +17,6 @@ from spiral.signals import repetition, sustained_bash
 _MOVES_HEAD = re.compile(
     r"\bgit\s+(?:-\S+\s+)*(?:commit|stash|reset|rebase|merge|pull|am|cherry-pick|revert|checkout\s+-b)\b"
 )
-_COMMITS = re.compile(r"\bgit\s+(?:-\S+\s+)*commit\b")
 
 
 def meaning_of(call: ToolCall, settings: Settings, workdir: str | None, tracked: frozenset[str]) -> Meaning:
@@ -43,7 +42,6 @@ def meaning_of(call: ToolCall, settings: Settings, workdir: str | None, tracked:
         tried.key if tried is not None else None,
         norm_path(tried.script, workdir, call.cwd) if tried is not None else None,
         changed if changed is not None and changed.any else None,
-        bool(shell and _COMMITS.search(call.command or "")),
         tried is not None and tried.exit_masked,
         tried is not None and tried.output_picked,
     )

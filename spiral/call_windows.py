@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
-from spiral import model
+from spiral import model, runner_verdict
 from spiral.attempts import EDIT_INTENT, EMPTY, SEARCH_INTENT, Attempts, outcome_key
 from spiral.fingerprint import Facts, Fingerprinter, facts_of
 from spiral.model import ToolCall
@@ -68,27 +68,8 @@ class Meaning(NamedTuple):
     intent: str | None = None  # stuck_check: the check a shell call runs (spiral/intent.py)
     intent_script: str | None = None  # ...the file it runs or compiles, workdir-relative when inside
     writes: Writes | None = None  # shell_edits: what the command changes in the tree (spiral/shellwrites.py)
-    commits: bool = False  # a `git commit`: one that goes through delivered (spiral/sustained.py)
     exit_masked: bool = False  # stuck_check: the line's status is another's (spiral/intent.py)
     output_picked: bool = False  # ...and a pipe kept only some lines of its output (`| grep FAIL`)
-
-
-# a test runner's report of a failure, where no exit status says it: go's `--- FAIL: TestX` and
-# `FAIL pkg`, jest's `FAIL a.test.ts`, pytest's `FAILED t.py::x` and `2 failed`, `3 failing`
-_FAILURE = re.compile(
-    r"(?m)^(?:--- FAIL:.*|FAIL(?:ED)?(?:[ \t:].*)?$)|\b[1-9]\d* (?:failed|failing)\b.*|^test result: FAILED.*"
-)
-# ...and of a pass: go's `--- PASS` / `ok pkg`, `5 passed`, `5 passing`, cargo's `test result: ok`
-_PASSED = re.compile(r"(?m)^(?:--- PASS|PASS\b|ok\b)|\b[1-9]\d* (?:passed|passing)\b|^test result: ok")
-
-
-def piped_verdict(out: str, error_line: str | None) -> str | None:
-    """What a check whose exit status was another command's printed about its failure: a runner's
-    failure line, else (with no pass reported) the line naming an error; None when neither."""
-    m = _FAILURE.search(out)
-    if m is not None:
-        return m.group(0).strip()
-    return None if _PASSED.search(out) else error_line
 
 
 def is_request(tool: str, command: str | None) -> bool:
@@ -274,14 +255,16 @@ class CallWindows:
             return
         failed = call.is_error or bool(call.exit_code)
         probing = m.intent.endswith((" -", " -c")) or m.intent_script in self.made
-        if not failed and m.exit_masked and not probing:
-            # `go test ./... | tail -30` exits with tail's 0: its failure is in what it printed
-            marker = piped_verdict(out, self._fp.error_line_in(out))
-            if marker is not None:
-                self.attempts.add(m.intent, outcome_key(marker, True, out, None), call.command or "", call.ts)
+        if m.exit_masked and not probing and (not failed or m.output_picked):
+            # `go test ./... | tail -30` exits with tail's 0, `| grep FAIL` with grep's 1 when nothing
+            # failed: such a run is judged by its runner's own summary (spiral/runner_verdict.py)
+            said = runner_verdict.verdict(out)
+            if said is not None and said[0] == runner_verdict.FAILED:
+                self.attempts.add(m.intent, outcome_key(said[1], True, out, None), call.command or "", call.ts)
                 return
-            if m.output_picked and not _PASSED.search(out):
+            if said is None and m.output_picked:
                 return  # the lines kept say neither (`| grep overlap`): nothing learned either way
+            failed = False  # a pass reported, or a run cut only at its ends (`| tail`) that says no failure
         error = self._fp.error(call, m.request) if (failed or m.request) else None
         if failed and error is None:
             error = f"[exit {call.exit_code}]"  # (with a message, the message is the failure whatever the code)

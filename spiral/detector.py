@@ -98,8 +98,6 @@ class Detector:
         # rules.sustained: since when (and since how many calls) loop evidence has held at its threshold
         self._held_since: float | None = None
         self._held_calls = 0
-        # (time, calls before it) of the last commit that went through (spiral/sustained.py)
-        self._moved_on: tuple[float, int] | None = None
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its memos (what a path or a call means, the last window findings: recomputed),
@@ -177,8 +175,6 @@ class Detector:
             tree_edits.ran_made(self, meaning.intent_script)
         self.windows.add(call, meaning)
         self.calls += 1
-        if meaning.commits and call.result_seen and not (call.is_error or call.exit_code or call.denied):
-            self._moved_on = (call.ts, self.calls)  # a commit that went through: see sustained.held
         if meaning.moves_head:
             self._head_moved = True  # files leaving `git status` next are committed or stashed, not reverted
         file = meaning.path

@@ -93,9 +93,11 @@ def _intent(command: str) -> Intent | None:
             if script is not None and part.prefix and not script.startswith("/"):
                 script = part.prefix + script
             # a failing check ends an `&&` chain with its own status; any other separator after it
-            # (a pipe into `tail`, `; echo`, `|| true`) gives the line another command's status
+            # (a pipe into `tail`, `; echo`, `|| true`) gives the line another command's status, but a
+            # pipe does not under `set -o pipefail` (or where the line reads PIPESTATUS)
             after = line[i + 1 :]
-            masked = any(p.sep != "&&" for p in after)
+            piped_ok = _PIPEFAIL.search(command) is not None
+            masked = any(p.sep != "&&" and not (piped_ok and p.sep == "|") for p in after)
             picked = any(p.sep == "|" and p.argv and p.argv[0] in _PICKERS for p in after)
             found = Intent(got.key, script, masked, picked)
     return found
@@ -104,6 +106,7 @@ def _intent(command: str) -> Intent | None:
 _intent_cached = lru_cache(maxsize=8192)(_intent)
 
 
+_PIPEFAIL = re.compile(r"\bpipefail\b|\bPIPESTATUS\b")
 # filters that keep only some lines of what is piped into them
 _PICKERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "awk", "sed", "jq", "cut"})
 _SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "locate", "git-grep"})
@@ -162,6 +165,8 @@ def _key(argv: list[str]) -> Intent | None:
 def _interpreter(base: str, argv: list[str]) -> Intent | None:
     name = "python" if _PYTHONS.match(base) else base
     args = argv[1:]
+    if base in shellcmd._SUBCOMMAND_INTERPRETERS:
+        return _runtime(name, args)
     if "-m" in args and args.index("-m") + 1 < len(args):
         module = args[args.index("-m") + 1]
         if module in ("pip", "venv", "ensurepip", "http.server", "json.tool"):
@@ -171,20 +176,26 @@ def _interpreter(base: str, argv: list[str]) -> Intent | None:
         return Intent(f"{name} -m {module}" + (" " + family(target) if target else ""), target)
     if any(a in ("-c", "-e", "--eval") for a in args):
         return Intent(f"{name} -c", None)
-    if base in shellcmd._SUBCOMMAND_INTERPRETERS:
-        first = next((a for a in args if not a.startswith("-")), None)
-        if first is not None and not shellcmd._looks_like_file(first):
-            if first == "run":  # `bun run x.ts` runs a file; `bun run lint` a package script
-                target = next((a for a in args[args.index("run") + 1 :] if not a.startswith("-")), None)
-                if target is not None and shellcmd._looks_like_file(target):
-                    return Intent(f"{name} {family(target)}", target)
-            return _multi(base, args)  # `bun run lint`, `bun test`, `deno task dev`: a subcommand
     script = shellcmd._script_of(argv, base)
     if script:
         return Intent(f"{name} {family(script)}", script)
     if name in shellcmd._SHELLS:
         return None  # a bare shell: what it runs comes on stdin
     return Intent(f"{name} -", None)  # the program comes on stdin (a heredoc)
+
+
+def _runtime(name: str, args: list[str]) -> Intent | None:
+    """bun's and deno's checks: the file it runs (`bun x.ts`, `deno run -A main.ts`), inline code
+    (`bun -e`), the program on stdin, or a subcommand (`bun run lint`, `bun test`, `deno task dev`)."""
+    if any(a in shellcmd._RUNTIME_INLINE for a in args):
+        return Intent(f"{name} -c", None)
+    pos = shellcmd.runtime_args(args)
+    script = shellcmd._runtime_script(args) if pos[:1] != ["test"] else None  # (`bun test t.ts`: _multi's)
+    if script:
+        return Intent(f"{name} {family(script)}", script)
+    if not pos or pos[0] == "-" or pos[:2] == ["run", "-"]:
+        return Intent(f"{name} -", None)  # the program comes on stdin (a heredoc)
+    return _multi(name, pos)
 
 
 def _multi(base: str, args: list[str]) -> Intent | None:

@@ -27,6 +27,12 @@ _TEST_RUNNERS = frozenset({"pytest", "py.test", "jest", "vitest", "mocha", "rspe
 _SUBCOMMAND_TEST_RUNNERS = frozenset({"mix", "go", "bun", "deno", "cargo", "npx", "dotnet", "rails"})
 # interpreters that run a file or a subcommand (`bun run lint`, `deno task dev`)
 _SUBCOMMAND_INTERPRETERS = frozenset({"bun", "deno"})
+# ...their options that take a value (`--cwd dir`, deno's `-c deno.json`), and their inline code
+_RUNTIME_VALUE_FLAGS = frozenset(
+    "--cwd --config -c --env-file --filter --preload -r --tsconfig-override --import-map --lock --cert"
+    " --location --seed --v8-flags".split()
+)
+_RUNTIME_INLINE = frozenset({"-e", "--eval", "-p", "--print"})
 _SUITE_RUNNERS = frozenset({"tox", "nox", "ctest", "unittest"})
 _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _WRAPPERS = frozenset({"sudo", "time", "nohup", "exec", "command", "nice", "stdbuf", "env", "xargs"})
@@ -352,8 +358,41 @@ def _looks_like_file(arg: str) -> bool:
     return "/" in arg or "." in arg.lstrip(".")
 
 
+def runtime_args(args: list[str]) -> list[str]:
+    """bun's or deno's arguments with their options, and the values those take, set aside."""
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a.startswith("-") and a != "-":
+            skip = a in _RUNTIME_VALUE_FLAGS
+        else:
+            out.append(a)
+    return out
+
+
+def _runtime_script(args: list[str]) -> str | None:
+    """The file `bun`/`deno` runs: `bun x.ts`, `bun run src/x.ts`, `deno run -A main.ts`; none for a
+    subcommand (`bun run lint`, `bun install`, `deno task dev`) or inline code."""
+    if any(a in _RUNTIME_INLINE for a in args):
+        return None
+    pos = runtime_args(args)
+    if not pos or pos[0] == "-":
+        return None
+    if _looks_like_file(pos[0]):
+        return pos[0]
+    if pos[0] == "test":
+        return _test_target(pos[1:])
+    if pos[0] == "run" and len(pos) > 1 and pos[1] != "-" and _looks_like_file(pos[1]):
+        return pos[1]
+    return None  # a subcommand, or a package script (`bun run lint`)
+
+
 def _script_of(argv: list[str], base: str) -> str | None:
     args = argv[1:]
+    if base in _SUBCOMMAND_INTERPRETERS:
+        return _runtime_script(args)
     if base in _SHELLS and args and args[0].startswith("-") and "c" in args[0] and len(args) > 1:
         return analyse(args[1]).script
     if re.match(r"^python[0-9.]*$", base) or base in _INTERPRETERS:
@@ -371,14 +410,6 @@ def _script_of(argv: list[str], base: str) -> str | None:
                 rest.pop(0)
         if not rest or rest[0] == "-":
             return None  # the program comes on stdin
-        if base in _SUBCOMMAND_INTERPRETERS and not _looks_like_file(rest[0]):
-            # `bun run lint`, `deno task dev`, `bun install`: a subcommand, not a script named `run`
-            if rest[0] == "test":
-                return _test_target(rest[1:])
-            if rest[0] == "run":
-                target = next((a for a in rest[1:] if not a.startswith("-")), None)
-                return target if target is not None and _looks_like_file(target) else None
-            return None
         return rest[0]
     if base in _TEST_RUNNERS:
         return _test_target(args)

@@ -17,9 +17,8 @@ def held(det: Detector, now: float, findings: tuple[Finding, ...]) -> str | None
     rule's threshold for `min_minutes` and `min_calls`, at `min_calls_per_min`: the page then need not
     wait for the soft band. A finding that names where its evidence began (`since`: stuck_check's first
     attempt of the stuck check) holds from there: the loop has lasted since, not since it was
-    counted; a commit that went through since then moves that start to the commit. A stuck check
-    that has made `min_attempts` tries holds however few calls that took (a dense loop: refused
-    edits in a row)."""
+    counted. A stuck check that has made `min_attempts` tries holds however few calls that took (a
+    dense loop: refused edits in a row)."""
     r = det.rules
     loop = sum(f.weight for f in findings if f.signal != mutation_stall.NAME)
     if loop < r.sustained_threshold or not findings:
@@ -34,10 +33,6 @@ def held(det: Detector, now: float, findings: tuple[Finding, ...]) -> str | None
             tries = max(tries, f.attempts)
             if f.since is not None and f.since[0] < since:
                 since, before = f.since
-    if det._moved_on is not None and det._moved_on[0] > since:
-        # a commit that went through is work delivered: evidence from before it,
-        # still in the windows, does not hold a loop across it (a loop after it holds from there)
-        since, before = det._moved_on
     held_min = (now - since) / 60.0
     held_calls = det.calls - before
     # a stuck check at its `min_attempts`th try has held as long as a loop needs to (the labelling

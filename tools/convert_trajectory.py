@@ -419,7 +419,7 @@ def convert(
             workdir = workdir or export_workdir(text)
             calls = convert_claude_export(text, tz, workdir)
         else:
-            calls = convert_mini_swe_agent(text)
+            calls, workdir = convert_mini_swe_agent(text), None  # (bash only: no path is made relative)
     if not calls:
         raise ConvertError("no tool calls found")
     return b"".join(orjson.dumps({"ts": ts, "data": data}) + b"\n" for ts, data in calls), workdir

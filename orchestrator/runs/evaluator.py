@@ -62,8 +62,8 @@ CACHE_VERSION = 20
 # Each part's version. `walk` is the adapter, detector, intake and outcome: they are fed together, and
 # the detector runs on the agent's clock, which the outcome's provider episodes define. `spend` is fed
 # from the same lines but depends on nothing else: a new spend version re-reads only spend from the log.
-# walk 20: the detector remembers its last commit that went through (rules.sustained holds from
-#     there)
+# walk 20: stuck_check reads a check whose exit status is another command's by its runner's
+#     summary, and bun/deno subcommands as checks: a cached walk counted those runs otherwise
 WALK_VERSION = 20
 SPEND_VERSION = 1
 PARTS = {"walk": WALK_VERSION, "spend": SPEND_VERSION}

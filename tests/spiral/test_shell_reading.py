@@ -80,6 +80,10 @@ def test_reverts_and_unnamed_changes() -> None:
         ("bun run src/gen.ts", "bun gen.ts"),
         ("bun test", "bun test"),
         ("deno task check", "deno task check"),
+        ("bun --cwd packages/x run lint", "bun run lint"),
+        ("deno -c deno.json run main.ts", "deno main.ts"),  # deno's -c is its config, not inline code
+        ("bun run - <<'TS'\nconsole.log(1)\nTS", "bun -"),
+        ("bun -e 'console.log(1)'", "bun -c"),
     ],
 )
 def test_the_intent_of_a_check_sets_flags_selectors_and_wrappers_aside(command: str, key: str) -> None:
@@ -139,6 +143,8 @@ def test_an_edit_after_a_line_continuation_is_a_file_change() -> None:
         ("cd src && pytest tests/test_x.py", False, False),
         ("pytest tests/test_x.py && git commit -am wip", False, False),
         ("pytest tests/test_x.py > out.txt 2>&1", False, False),
+        ("set -o pipefail; pytest tests/test_x.py | tail -5", False, False),
+        ("set -o pipefail; pytest tests/test_x.py | tail -5 || true", True, False),
     ],
 )
 def test_whether_the_line_s_exit_status_is_its_check_s(command: str, masked: bool, picked: bool) -> None:

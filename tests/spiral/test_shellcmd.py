@@ -36,6 +36,9 @@ from tests.helpers import TASK_FILE
         ("bun run typecheck", None),
         ("bun install", None),
         ("deno task dev", None),
+        ("deno run -A --config deno.json main.ts", "main.ts"),  # an option's value is not the program
+        ("bun --cwd packages/x run lint", None),
+        ("bun -e 'console.log(1)'", None),
         ("bash -lc ls", None),
         ("cat x.py", None),
         ("python -c 'print(1)'", None),

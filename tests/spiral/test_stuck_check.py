@@ -272,25 +272,6 @@ def test_an_edit_tool_that_says_it_created_a_file_made_it() -> None:
     assert "test_fix.py" in det.windows.made and "src/a.py" not in det.windows.made
 
 
-def test_a_commit_that_goes_through_ends_the_hold_of_loop_evidence_before_it() -> None:
-    """cipherbox-92's shape: polls in the window (weight 2) held for a minute, then the agent commits,
-    pushes and opens its PR. The window still holds the old polls; the commit is work delivered, so
-    what came before it does not hold a loop across it. A commit that fails delivers nothing."""
-
-    def session(commit_code: int) -> list[ToolCall]:
-        calls = [sh(f"sleep 20 && tail -5 /tmp/build-{k}.log", 2 + 0.15 * k, "building...\n") for k in range(7)]
-        calls.append(sh("git add -A && git commit -m 'fix: mount'", 3.2, "[main 1a2b3c4] fix: mount\n", commit_code))
-        calls += [sh(f"git log --oneline -{k + 1}", 3.3 + 0.1 * k, "1a2b3c4 fix: mount\n") for k in range(7)]
-        return calls
-
-    assert _first_page(session(commit_code=1)) is not None  # the polls held through a failed commit
-    assert _first_page(session(commit_code=0)) is None
-    # a loop after the commit still holds, from the commit on
-    after = session(commit_code=0)
-    after += [sh(f"sleep 20 && tail -5 /tmp/build-{k}.log", 4 + 0.1 * k, "building...\n") for k in range(10)]
-    assert _first_page(after) is not None
-
-
 def test_a_failing_test_piped_into_tail_is_a_failure_not_a_pass() -> None:
     """entire-8e's shape (entireio, Claude Code): `go test -run X ./... 2>&1 | tail -20` exits with
     tail's 0 while the test fails the same way each time, an edit between. Read by its status, each
@@ -307,3 +288,22 @@ def test_a_failing_test_piped_into_tail_is_a_failure_not_a_pass() -> None:
     assert "stuck_check" in signals_after(calls)
     passed = "--- PASS: TestShadowReset (0.40s)\nPASS\nok  \tentire.io/cli/cmd/cli/integration_test\t0.9s\n"
     assert "stuck_check" not in signals_after(calls[:-1] + [sh(run, 9.3, passed)])
+
+
+def _rounds(command: str, output: str, code: int = 0, n: int = 8) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for k in range(n):
+        calls.append(tool(model.EDIT, "src/app/client.py", 3 + 0.4 * k))
+        calls.append(sh(command, 3.2 + 0.4 * k, output, code))
+    return calls
+
+
+def test_a_passing_check_piped_into_tail_is_no_failure_whatever_its_logs_say() -> None:
+    """Only a runner's own summary judges a run whose status is tail's: the `connection refused` a
+    passing suite logs, or a build's warning, is no failure (spiral/runner_verdict.py)."""
+    logs = "ERROR:root:upstream connection refused, retrying\n....\nRan 8 tests in 0.2s\n\nOK\n"
+    assert _first_page(_rounds("python -m unittest tests.test_client 2>&1 | tail -20", logs)) is None
+    build = "vite v5.0 building for production...\nsource map for chunk.js not found\n✓ built in 2.10s\n"
+    assert "stuck_check" not in signals_after(_rounds("npm run build 2>&1 | tail -10", build))
+    # grep's status 1 when no line matched: a passing suite cut down to nothing taught nothing
+    assert "stuck_check" not in signals_after(_rounds("go test ./... 2>&1 | grep FAIL", "", code=1))
