@@ -50,6 +50,14 @@ _MULTI = frozenset(
 )
 _COMPILERS = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "nvcc", "rustc", "javac", "tsc", "gfortran"})
 _HTTP = frozenset({"curl", "wget", "http", "https", "httpie", "xh"})
+# curl's and wget's options that take a value: a header, a body or a file name is not the address
+_HTTP_VALUE_FLAGS = frozenset(
+    """-H --header -d --data --data-raw --data-binary --data-urlencode --json -F --form -X --request -o
+    --output -O --output-document -u --user -A --user-agent -e --referer -b --cookie -c --cookie-jar -T
+    --upload-file -w --write-out -m --max-time --connect-timeout -x --proxy -r --range --resolve -K
+    --config --cacert --cert --key -P --directory-prefix --post-data --post-file --retry""".split()
+)
+_HOSTLIKE = re.compile(r"^(?:localhost|[\w-]+(?:\.[\w-]+)+|\[[0-9a-f:]+\])(?::\d+)?(?:[/?#]\S*)?$", re.IGNORECASE)
 _PYTHONS = re.compile(r"^(?:python[0-9.]*|pypy[0-9.]*)$")
 _WORD = re.compile(r"^[a-z][a-z0-9:_.-]{0,40}$")
 _SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|cu|rs|java|ts|tsx|go|f90|m|mm|swift|kt|zig)$")
@@ -149,7 +157,7 @@ def _key(argv: list[str]) -> Intent | None:
         src = next((a for a in args if _SOURCE.search(a) and not a.startswith("-")), None)
         return Intent(base + (" " + family(src) if src else ""), src)
     if base in _HTTP:
-        url = next((a for a in args if not a.startswith("-") and ("." in a or "://" in a)), None)
+        url = _url(args)
         m = _URL_HOST.match(url) if url else None
         return Intent(base + (" " + m.group(1).lower() if m else ""), None)
     if base in _MULTI or base.endswith("gradlew"):
@@ -160,6 +168,23 @@ def _key(argv: list[str]) -> Intent | None:
     if sub is not None and _WORD.match(sub) and "." not in sub:
         return Intent(f"{base} {sub}", None)
     return Intent(base, None)
+
+
+def _url(args: list[str]) -> str | None:
+    """The address an HTTP client asks: a `scheme://` argument, else the first argument that names
+    a host and is no option's value (`-H 'Accept: a/b.json'`, `-o out.tgz`, `-d '{...}'`)."""
+    scheme = next((a for a in args if "://" in a and not a.startswith("-")), None)
+    if scheme is not None:
+        return scheme
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a.startswith("-"):
+            skip = a in _HTTP_VALUE_FLAGS
+        elif _HOSTLIKE.match(a):
+            return a
+    return None
 
 
 def _interpreter(base: str, argv: list[str]) -> Intent | None:

@@ -70,6 +70,10 @@ def test_reverts_and_unnamed_changes() -> None:
         ("npx tsc --noEmit", "tsc"),
         ("npx jest src/a.test.ts -t x", "jest a.test.ts"),
         ("curl -s https://api.x.com/v1/items | jq .", "curl api.x.com"),
+        # a header, a body or an output file is not the address
+        ("curl -H 'Authorization: Bearer a.b' -X POST https://api.x.com/v1 -d '{\"n\": 1.5}'", "curl api.x.com"),
+        ("curl -sSL -o out.tar.gz https://example.org/f.tgz", "curl example.org"),
+        ("curl -s localhost:8080/health", "curl localhost"),
         ("python - <<'PY'\nimport requests\nPY", "python -"),
         ("python3 -c 'import x'", "python -c"),
         ("mix test test/foo_test.exs:12", "mix test foo_test.exs"),
