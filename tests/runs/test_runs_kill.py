@@ -80,8 +80,22 @@ def test_kill_during_clone_starts_no_agent(tmp_path: Path, repo: Path, home: Pat
     assert state(home, run_id)["state"] == "killed"
 
 
+def _runs(pid: int, name: str) -> bool:
+    """The process or one of its descendants runs `name` (has exec'd it: not between fork and exec)."""
+    try:
+        p = psutil.Process(pid)
+        return any(name in " ".join(q.cmdline()) for q in [p, *p.children(recursive=True)])
+    except psutil.Error:
+        return False
+
+
 def test_kill_is_gentle_first(tmp_path: Path, repo: Path, home: Path) -> None:
     run_id = launch(ticket(tmp_path, repo, "sleep 60"))
+    # a SIGINT that lands between the supervisor's fork and the agent's exec can be taken by Python's
+    # handler in the child and lost at exec; the escalation then ends the run with SIGTERM (seen on a
+    # host at load 12). The gentle stop is for an agent that runs, so the test waits until it does.
+    running = "fake_agent.py"  # (the ticket's agent; it carries out `sleep 60` itself)
+    wait(lambda: (s := state(home, run_id)).get("agent_pid") and _runs(s["agent_pid"]["pid"], running), what=running)
     assert cli("kill", run_id).returncode == 0
     s = state(home, run_id)
     assert s["state"] == "killed" and s["exit_code"] == -signal.SIGINT  # SIGINT sufficed

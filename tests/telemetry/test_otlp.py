@@ -261,7 +261,13 @@ def test_a_hanging_receiver_holds_status_only_until_its_timeout(tmp_path: Path, 
         p = cli("status", "--json", timeout=60)
         took = time.monotonic() - t0
         assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
-        assert took < 10, took  # the 1 s timeout, plus the interpreter and one retry at most
+        # the same `status` again, its export not due yet: what a status costs on this host now, side
+        # by side (a busy host makes both slow); the hanging receiver added its 1 s timeout, and one
+        # retry at most, not the minute the receiver would hold it
+        t1 = time.monotonic()
+        assert cli("status", "--json", timeout=60).returncode == 0
+        alone = time.monotonic() - t1
+        assert took - alone < 8, (took, alone)
         row = next(r for r in json.loads(p.stdout)["runs"] if r["id"] == run_id)
         assert row["state"] == "succeeded"
         x = state(home, run_id)["otlp"]
