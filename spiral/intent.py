@@ -176,15 +176,7 @@ def _url(args: list[str]) -> str | None:
     scheme = next((a for a in args if "://" in a and not a.startswith("-")), None)
     if scheme is not None:
         return scheme
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-        elif a.startswith("-"):
-            skip = a in _HTTP_VALUE_FLAGS
-        elif _HOSTLIKE.match(a):
-            return a
-    return None
+    return next((a for a in shellcmd.positionals(args, _HTTP_VALUE_FLAGS) if _HOSTLIKE.match(a)), None)
 
 
 def _interpreter(base: str, argv: list[str]) -> Intent | None:
@@ -215,7 +207,7 @@ def _runtime(name: str, args: list[str]) -> Intent | None:
     if any(a in shellcmd._RUNTIME_INLINE for a in args):
         return Intent(f"{name} -c", None)
     pos = shellcmd.runtime_args(args)
-    script = shellcmd._runtime_script(args) if pos[:1] != ["test"] else None  # (`bun test t.ts`: _multi's)
+    script = shellcmd._runtime_script(pos) if pos[:1] != ["test"] else None  # (`bun test t.ts`: _multi's)
     if script:
         return Intent(f"{name} {family(script)}", script)
     if not pos or pos[0] == "-" or pos[:2] == ["run", "-"]:

@@ -358,26 +358,28 @@ def _looks_like_file(arg: str) -> bool:
     return "/" in arg or "." in arg.lstrip(".")
 
 
-def runtime_args(args: list[str]) -> list[str]:
-    """bun's or deno's arguments with their options, and the values those take, set aside."""
+def positionals(args: list[str], value_flags: frozenset[str]) -> list[str]:
+    """The arguments that are no option, nor the value of one of `value_flags` (`--cwd dir`)."""
     out: list[str] = []
     skip = False
     for a in args:
         if skip:
             skip = False
         elif a.startswith("-") and a != "-":
-            skip = a in _RUNTIME_VALUE_FLAGS
+            skip = a in value_flags
         else:
             out.append(a)
     return out
 
 
-def _runtime_script(args: list[str]) -> str | None:
-    """The file `bun`/`deno` runs: `bun x.ts`, `bun run src/x.ts`, `deno run -A main.ts`; none for a
-    subcommand (`bun run lint`, `bun install`, `deno task dev`) or inline code."""
-    if any(a in _RUNTIME_INLINE for a in args):
-        return None
-    pos = runtime_args(args)
+def runtime_args(args: list[str]) -> list[str]:
+    """bun's or deno's arguments with their options, and the values those take, set aside."""
+    return positionals(args, _RUNTIME_VALUE_FLAGS)
+
+
+def _runtime_script(pos: list[str]) -> str | None:
+    """The file `bun`/`deno` runs, from its positional arguments (runtime_args): `bun x.ts`, `bun run
+    src/x.ts`, `deno run -A main.ts`; none for a subcommand (`bun run lint`, `deno task dev`)."""
     if not pos or pos[0] == "-":
         return None
     if _looks_like_file(pos[0]):
@@ -392,7 +394,7 @@ def _runtime_script(args: list[str]) -> str | None:
 def _script_of(argv: list[str], base: str) -> str | None:
     args = argv[1:]
     if base in _SUBCOMMAND_INTERPRETERS:
-        return _runtime_script(args)
+        return None if any(a in _RUNTIME_INLINE for a in args) else _runtime_script(runtime_args(args))
     if base in _SHELLS and args and args[0].startswith("-") and "c" in args[0] and len(args) > 1:
         return analyse(args[1]).script
     if re.match(r"^python[0-9.]*$", base) or base in _INTERPRETERS:

@@ -188,7 +188,6 @@ def export_workdir(text: str) -> str | None:
 
 def convert_claude_export(text: str, tz: dt.timezone, workdir: str | None) -> list[tuple[str, dict[str, Any]]]:
     sections = _export_sections(text, tz)
-    workdir = workdir or export_workdir(text)
     results: dict[str, dict[str, Any]] = {}
     for _, body in sections:
         for block in body if isinstance(body, list) else []:
@@ -325,7 +324,6 @@ def openhands_workdir(events: list[dict[str, Any]]) -> str | None:
 def convert_openhands(
     events: list[dict[str, Any]], tz: dt.timezone, workdir: str | None
 ) -> list[tuple[str, dict[str, Any]]]:
-    workdir = workdir or openhands_workdir(events)
     results = {str(e.get("cause")): e for e in events if e.get("observation") and e.get("cause") is not None}
     out = []
     for e in events:
